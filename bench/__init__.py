@@ -1,0 +1,1 @@
+"""Benchmarks for hermes-kernel: ``python -m bench NAME`` prints a table and writes JSON."""

@@ -1,0 +1,34 @@
+"""``python -m bench [NAME ...] [--runs N] [--out DIR]``: run benchmarks by name."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+
+BENCHMARKS = {"startup": "bench.startup"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="*", default=list(BENCHMARKS), help=f"benchmarks: {', '.join(BENCHMARKS)}")
+    parser.add_argument("--runs", type=int, default=None, help="repetitions per measurement")
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results", help="folder for JSON results")
+    args = parser.parse_args(argv)
+    for name in args.names:
+        if name not in BENCHMARKS:
+            parser.error(f"unknown benchmark {name!r}; available: {', '.join(BENCHMARKS)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in args.names:
+        module = importlib.import_module(BENCHMARKS[name])
+        result = module.run(runs=args.runs)
+        path = args.out / f"{name}.json"
+        path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

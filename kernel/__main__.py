@@ -1,0 +1,5 @@
+"""``python -m hermes.kernel`` runs the ``hermes`` command line."""
+
+from .cli import main
+
+main()

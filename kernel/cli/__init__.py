@@ -1,0 +1,103 @@
+"""The ``hermes`` command line: an explicit typer root with one sub-app per group."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Annotated, Optional
+
+import typer
+
+from .._version import __version__
+from ..errors import HermesError
+from ..host import PluginHost
+from ._state import AppState, state
+
+__all__ = ["build_app", "main"]
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"hermes-kernel {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    ctx: typer.Context,
+    profile: Annotated[
+        Optional[str],
+        typer.Option("--profile", "-p", help="Use the profile NAME (HERMES_HOME/profiles/NAME)."),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug detail to stderr.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """hermes: a thin, plugin-first kernel for long-running AI agents."""
+    app_state = state(ctx)
+    if profile is not None:
+        app_state.profile = profile
+    if verbose:
+        logging.getLogger("hermes").setLevel(logging.DEBUG)
+
+
+def build_app(host: PluginHost) -> typer.Typer:
+    """The root app with the built-in groups and every plugin's ``register_commands``."""
+    # rich help formatting costs ~50 ms of imports; plain help keeps startup light.
+    app = typer.Typer(
+        name="hermes",
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        pretty_exceptions_show_locals=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(_root)
+
+    from . import config_cmd, doctor, plugin, profile
+
+    app.add_typer(config_cmd.app, name="config")
+    app.add_typer(profile.app, name="profile")
+    app.add_typer(plugin.app, name="plugin")
+    app.command("doctor")(doctor.doctor)
+
+    host.call("register_commands", app=app)
+    return app
+
+
+def _prescan_profile(args: Sequence[str]) -> str | None:
+    """``-p NAME`` from argv, needed before parsing to load that profile's plugins."""
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg in ("-p", "--profile") and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith("--profile="):
+            return arg.split("=", 1)[1]
+        if arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
+            return arg[2:]
+    return None
+
+
+def _setup_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("hermes: %(levelname)s: %(message)s"))
+    logger = logging.getLogger("hermes")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    _setup_logging()
+    app_state = AppState(profile=_prescan_profile(args))
+    try:
+        host = app_state.host
+        host.load_plugins()
+        app = build_app(host)
+        app(args=args, prog_name="hermes", obj=app_state)
+    except HermesError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,103 @@
+"""Per-invocation state shared by the CLI commands: profile, home, config, host."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+
+from ..config import Config, apply_dotenv, load_config
+from ..errors import ConfigError, HermesError
+from ..home import HermesHome, resolve_home
+from ..host import PluginHost
+
+__all__ = ["AppState", "state", "print_json", "print_table", "fail"]
+
+
+class AppState:
+    """Lazily resolved home and config, so ``hermes --help`` reads as little as possible.
+
+    A broken ``config.yaml`` does not stop the CLI from starting: the error is
+    kept and raised by the first command that needs the config, while
+    ``hermes doctor`` can still report it.
+    """
+
+    def __init__(self, profile: str | None = None) -> None:
+        self.profile = profile
+        self._home: HermesHome | None = None
+        self._config: Config | None = None
+        self._config_error: ConfigError | None = None
+        self._host: PluginHost | None = None
+
+    @property
+    def home(self) -> HermesHome:
+        if self._home is None:
+            self._home = resolve_home(self.profile)
+        return self._home
+
+    @property
+    def config(self) -> Config:
+        if self._config is None and self._config_error is None:
+            try:
+                apply_dotenv(self.home.env_path)
+                self._config = load_config(self.home)
+                self._config.disabled_plugins  # validated here, used by the host
+            except ConfigError as exc:
+                self._config_error = exc
+        if self._config_error is not None:
+            raise self._config_error
+        assert self._config is not None
+        return self._config
+
+    @property
+    def config_error(self) -> ConfigError | None:
+        try:
+            self.config
+        except ConfigError as exc:
+            return exc
+        return None
+
+    def reset_config(self) -> None:
+        """Forget the loaded config after a command changed it."""
+        self._config = None
+        self._config_error = None
+
+    @property
+    def host(self) -> PluginHost:
+        if self._host is None:
+            try:
+                disabled: Sequence[str] = self.config.disabled_plugins
+            except HermesError:
+                disabled = ()  # reported by the command that needs the config
+            self._host = PluginHost(disabled=disabled)
+        return self._host
+
+
+def state(ctx: typer.Context) -> AppState:
+    """The AppState of this invocation (created on demand for CliRunner tests)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, AppState):
+        root.obj = AppState()
+    return root.obj
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(*columns, title=title, show_lines=False)
+    for row in rows:
+        table.add_row(*("" if cell is None else str(cell) for cell in row))
+    Console(soft_wrap=True).print(table)
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one ``error:`` line to stderr and exit with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)

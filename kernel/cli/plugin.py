@@ -1,0 +1,167 @@
+"""``hermes plugin install|list|remove|enable|disable``."""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..config import read_config_file, set_config_value
+from ..errors import HermesError
+from ..host import GROUPS, PluginHost, PluginInfo, normalize_dist_name
+from ._state import print_json, print_table, state
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Install, list, enable, disable and remove plugins.", no_args_is_help=True)
+
+NameArg = Annotated[str, typer.Argument(help="Plugin (entry-point) name or distribution name.")]
+
+
+def _pip(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run pip in this interpreter, so plugins land where hermes runs."""
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", *args],
+        capture_output=True,
+        text=True,
+    )
+
+
+def _pip_failed(action: str, result: subprocess.CompletedProcess[str]) -> None:
+    tail = (result.stderr or result.stdout).strip().splitlines()[-15:]
+    for line in tail:
+        typer.echo(f"  {line}", err=True)
+    raise HermesError(f"pip {action} failed with exit code {result.returncode}; see the pip output above")
+
+
+def _contributions(dist_name: str) -> dict[str, list[str]]:
+    """Entry-point names per hermes group that a distribution registers."""
+    try:
+        dist = metadata.distribution(dist_name)
+    except metadata.PackageNotFoundError:
+        return {}
+    found: dict[str, list[str]] = {}
+    for ep in dist.entry_points:
+        if ep.group in GROUPS:
+            found.setdefault(ep.group, []).append(ep.name)
+    return {group: sorted(names) for group, names in sorted(found.items())}
+
+
+def _resolve(host: PluginHost, name: str) -> list[PluginInfo]:
+    rows = host.installed(everything=True)
+    wanted = normalize_dist_name(name)
+    matches = [r for r in rows if r.name == name or normalize_dist_name(r.distribution) == wanted]
+    if not matches:
+        known = sorted({r.name for r in rows} | {r.distribution for r in rows if not r.builtin})
+        raise HermesError(
+            f"no installed plugin named {name!r}; known: {', '.join(known) or 'none'} "
+            "(see `hermes plugin list --all`)"
+        )
+    return matches
+
+
+@app.command("install")
+def install(
+    ctx: typer.Context,
+    specs: Annotated[list[str], typer.Argument(help="PyPI name, local path or VCS URL (git+https://...).")],
+    upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
+    editable: Annotated[bool, typer.Option("--editable", "-e", help="Install a local path in editable mode.")] = False,
+) -> None:
+    """Install plugin packages with pip, then show what each contributed."""
+    args: list[str] = []
+    for spec in specs:
+        args += ["-e", spec] if editable else [spec]
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "report.json"
+        result = _pip("install", *(["--upgrade"] if upgrade else []), "--report", str(report), *args)
+        if result.returncode != 0:
+            _pip_failed("install", result)
+        installed = json.loads(report.read_text(encoding="utf-8")).get("install", [])
+    host = state(ctx).host
+    host.refresh()
+    requested = [i["metadata"]["name"] for i in installed if i.get("requested")]
+    if not requested:
+        typer.echo("nothing new was installed (already satisfied; use --upgrade to update)")
+        return
+    for item in installed:
+        name, version = item["metadata"]["name"], item["metadata"]["version"]
+        groups = _contributions(name)
+        if not item.get("requested") and not groups:
+            continue  # a plain dependency
+        typer.echo(f"installed {name} {version}")
+        if not groups:
+            typer.echo(f"  warning: {name} registers no hermes entry points, so it adds nothing to hermes")
+        for group, names in groups.items():
+            typer.echo(f"  {group}: {', '.join(names)}")
+        if groups and not any(r.distribution == name for r in host.installed()):
+            typer.echo(f"  note: HERMES_LOAD_PLUGINS does not name {name}, so it will not load")
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Include the built-in plugins of hermes-kernel.")] = False,
+) -> None:
+    """List installed plugins per entry-point group, with load errors."""
+    host = state(ctx).host
+    host.load_plugins()
+    rows = host.installed(include_builtin=show_all, check=True)
+    if as_json:
+        print_json([r.as_dict() for r in rows])
+        return
+    if not rows:
+        typer.echo("no plugins installed (built-ins: `hermes plugin list --all`)")
+        return
+    print_table(
+        ["group", "name", "distribution", "version", "enabled", "error"],
+        [[r.group, r.name, r.distribution, r.version, "yes" if r.enabled else "no", r.error or ""] for r in rows],
+    )
+
+
+@app.command("remove")
+def remove(ctx: typer.Context, name: NameArg) -> None:
+    """Uninstall the distribution that provides plugin NAME."""
+    matches = _resolve(state(ctx).host, name)
+    dists = sorted({m.distribution for m in matches})
+    if any(m.builtin for m in matches):
+        raise HermesError(f"{name!r} is built into hermes-kernel; disable it with `hermes plugin disable {name}`")
+    for dist in dists:
+        result = _pip("uninstall", "--yes", dist)
+        if result.returncode != 0:
+            _pip_failed("uninstall", result)
+        typer.echo(f"removed {dist}")
+
+
+def _edit_disabled(ctx: typer.Context, name: str, disable: bool) -> None:
+    app_state = state(ctx)
+    _resolve(app_state.host, name)
+    path = app_state.home.ensure().config_path
+    plugins = read_config_file(path).get("plugins") or {}
+    disabled = (plugins.get("disabled") or []) if isinstance(plugins, dict) else None
+    if not isinstance(disabled, list):
+        raise HermesError(f"{path}: plugins.disabled must be a list")
+    if disable == (name in disabled):
+        typer.echo(f"{name} is already {'disabled' if disable else 'enabled'}")
+        return
+    updated = [*disabled, name] if disable else [n for n in disabled if n != name]
+    set_config_value(path, "plugins.disabled", updated)
+    typer.echo(f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts")
+
+
+@app.command("enable")
+def enable(ctx: typer.Context, name: NameArg) -> None:
+    """Remove NAME from plugins.disabled."""
+    _edit_disabled(ctx, name, disable=False)
+
+
+@app.command("disable")
+def disable(ctx: typer.Context, name: NameArg) -> None:
+    """Add NAME to plugins.disabled, so it no longer loads."""
+    _edit_disabled(ctx, name, disable=True)

@@ -1,0 +1,277 @@
+"""Layered configuration: defaults < config.yaml < .env / environment < CLI flags.
+
+All defaults live in :data:`DEFAULTS`. Keys are dotted paths (``model.provider``).
+An environment variable ``HERMES_<SECTION>__<KEY>`` (double underscore between
+levels, for example ``HERMES_AGENT__MAX_ITERATIONS=40``) overrides a key whose
+top-level section exists in the defaults; values are YAML-typed. Upper-case
+names without dots (``OPENAI_API_KEY``) are environment settings and live in
+``.env``, which never overrides the real environment.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .home import HermesHome, atomic_write
+
+__all__ = [
+    "DEFAULTS",
+    "Config",
+    "is_env_key",
+    "load_config",
+    "parse_value",
+    "read_config_file",
+    "read_dotenv",
+    "apply_dotenv",
+    "set_config_value",
+    "set_dotenv_value",
+]
+
+DEFAULTS: dict[str, Any] = {
+    "model": {
+        "provider": "openai",
+        "name": "",
+        "base_url": None,
+    },
+    "agent": {
+        "max_iterations": 90,
+    },
+    "toolsets": [],
+    "context": {
+        "engine": "compressor",
+    },
+    "compression": {
+        "threshold": 0.50,
+        "target_ratio": 0.20,
+        "protect_first_n": 3,
+    },
+    "memory": {
+        "provider": "",
+    },
+    "credential_pool_strategies": {},
+    "delegation": {
+        "max_concurrent_children": 3,
+        "max_spawn_depth": 1,
+        "max_iterations": 50,
+    },
+    "skills": {
+        "external_dirs": [],
+    },
+    "plugins": {
+        "disabled": [],
+    },
+}
+
+# Variables that steer hermes itself rather than a config key.
+_RESERVED_ENV = {"HERMES_HOME", "HERMES_PROFILE", "HERMES_LOAD_PLUGINS"}
+_ENV_KEY_RE = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_MISSING = object()
+
+
+def is_env_key(key: str) -> bool:
+    """True for environment-style keys (``OPENAI_API_KEY``) that belong in ``.env``."""
+    return bool(_ENV_KEY_RE.match(key))
+
+
+def parse_value(text: str) -> Any:
+    """YAML-typed value of a command-line or environment string (``40`` -> 40)."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text) if text.strip() else text
+    except yaml.YAMLError:
+        return text
+
+
+def _split_key(key: str) -> list[str]:
+    parts = key.split(".")
+    if not key or any(not p for p in parts):
+        raise ConfigError(f"invalid config key {key!r}: use dotted names like model.provider")
+    return parts
+
+
+def _deep_merge(base: dict[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _deep_merge(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base
+
+
+def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
+    parts = _split_key(key)
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = node[part] = {}
+        node = child
+    node[parts[-1]] = value
+
+
+class Config:
+    """The merged configuration of one profile, read with dotted keys."""
+
+    def __init__(self, data: dict[str, Any], path: Path | None = None) -> None:
+        self._data = data
+        self.path = path
+
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        """Value at dotted ``key``; ``default`` if given, else ConfigError when absent."""
+        node: Any = self._data
+        for part in _split_key(key):
+            if not isinstance(node, Mapping) or part not in node:
+                if default is not _MISSING:
+                    return default
+                raise ConfigError(f"no config key {key!r}; see `hermes config show`")
+            node = node[part]
+        return node
+
+    def as_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    @property
+    def disabled_plugins(self) -> list[str]:
+        value = self.get("plugins.disabled", [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError("plugins.disabled must be a list of plugin names")
+        return value
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The mapping in a ``config.yaml``; {} when the file is missing.
+
+    A malformed file raises ConfigError naming the file and the line.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}{where}: {problem}; fix or remove that line") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} line 1: the top level must be a mapping of keys to values")
+    return data
+
+
+_DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+
+
+def read_dotenv(path: Path) -> dict[str, str]:
+    """``KEY=VALUE`` pairs of a ``.env`` file; quotes stripped, ``#`` comments ignored."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return {}
+    values: dict[str, str] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _DOTENV_LINE.match(line)
+        if not match:
+            raise ConfigError(f"{path} line {number}: expected KEY=VALUE")
+        key, raw = match.groups()
+        if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+            raw = raw[1:-1]
+        elif " #" in raw:
+            raw = raw.split(" #", 1)[0].rstrip()
+        values[key] = raw
+    return values
+
+
+def apply_dotenv(path: Path, environ: os._Environ[str] | dict[str, str] | None = None) -> None:
+    """Export ``.env`` values that the real environment does not already set."""
+    env = os.environ if environ is None else environ
+    for key, value in read_dotenv(path).items():
+        env.setdefault(key, value)
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith("HERMES_") or name in _RESERVED_ENV:
+            continue
+        parts = name[len("HERMES_") :].lower().split("__")
+        if parts[0] not in DEFAULTS or any(not p for p in parts):
+            continue
+        _set_dotted(overrides, ".".join(parts), parse_value(raw))
+    return overrides
+
+
+def load_config(
+    home: HermesHome,
+    *,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Config:
+    """Merge defaults, ``config.yaml``, ``.env`` + environment and CLI ``overrides``.
+
+    ``overrides`` maps dotted keys to values (None values are skipped, so
+    unset flags do not mask lower layers).
+    """
+    env: dict[str, str] = dict(read_dotenv(home.env_path))
+    env.update(os.environ if environ is None else environ)
+    data = copy.deepcopy(DEFAULTS)
+    _deep_merge(data, read_config_file(home.config_path))
+    _deep_merge(data, _env_overrides(env))
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set_dotted(data, key, value)
+    return Config(data, home.config_path)
+
+
+def set_config_value(path: Path, key: str, value: Any) -> None:
+    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically."""
+    import yaml
+
+    data = read_config_file(path)
+    _set_dotted(data, key, value)
+    atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def set_dotenv_value(path: Path, key: str, value: str) -> None:
+    """Set ``KEY=value`` in ``.env`` (mode 0600, atomic), keeping other lines."""
+    if not is_env_key(key):
+        raise ConfigError(f"invalid environment name {key!r}: use A-Z, 0-9 and _")
+    if "\n" in value or "\r" in value:
+        raise ConfigError(f"the value for {key} must be a single line")
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    quoted = value if re.fullmatch(r"[A-Za-z0-9_./:@+-]*", value) else _quote(value)
+    new_line = f"{key}={quoted}"
+    for index, line in enumerate(lines):
+        match = _DOTENV_LINE.match(line)
+        if match and match.group(1) == key:
+            lines[index] = new_line
+            break
+    else:
+        lines.append(new_line)
+    atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
+
+
+def _quote(value: str) -> str:
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    raise ConfigError("a .env value cannot hold both ' and \" characters")

@@ -1,0 +1,160 @@
+"""HERMES_HOME, profiles and the files that live there.
+
+``HERMES_HOME`` (default ``~/.hermes``) is the root. A profile ``NAME`` is a
+complete home of its own in ``HERMES_HOME/profiles/NAME``; ``default`` is the
+root itself. The active profile comes from ``-p/--profile``, then
+``HERMES_PROFILE``, then the ``active_profile`` file written by
+``hermes profile use``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HermesError
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "HermesHome",
+    "atomic_write",
+    "hermes_root",
+    "read_active_profile",
+    "resolve_home",
+    "validate_profile_name",
+    "write_active_profile",
+]
+
+DEFAULT_PROFILE = "default"
+_PROFILE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def hermes_root(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+    """The root home: ``$HERMES_HOME`` or ``~/.hermes``."""
+    env = os.environ if environ is None else environ
+    raw = env.get("HERMES_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / ".hermes"
+
+
+def validate_profile_name(name: str) -> str:
+    """Return ``name`` if it is a valid profile name, else raise HermesError."""
+    if not _PROFILE_RE.match(name):
+        raise HermesError(
+            f"invalid profile name {name!r}: use 1-64 lowercase letters, digits, '-' or '_'"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class HermesHome:
+    """The folder of one profile and the well-known paths inside it."""
+
+    root: Path
+    profile: str
+
+    @property
+    def path(self) -> Path:
+        if self.profile == DEFAULT_PROFILE:
+            return self.root
+        return self.root / "profiles" / self.profile
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def env_path(self) -> Path:
+        return self.path / ".env"
+
+    @property
+    def auth_path(self) -> Path:
+        return self.path / "auth.json"
+
+    @property
+    def state_db(self) -> Path:
+        return self.path / "state.db"
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.path / "memories"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.path / "skills"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.path / "results"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.path / "logs"
+
+    def exists(self) -> bool:
+        return self.path.is_dir()
+
+    def ensure(self) -> HermesHome:
+        """Create the profile folder (private to the user) if it is missing."""
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self
+
+
+def _active_profile_file(root: Path) -> Path:
+    return root / "active_profile"
+
+
+def read_active_profile(root: Path) -> str:
+    """The profile chosen by ``hermes profile use``, or ``default``."""
+    try:
+        name = _active_profile_file(root).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return DEFAULT_PROFILE
+    return name or DEFAULT_PROFILE
+
+
+def write_active_profile(root: Path, name: str) -> None:
+    """Make ``name`` the profile used when none is given."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(_active_profile_file(root), name + "\n", mode=0o644)
+
+
+def resolve_home(
+    profile: str | None = None, environ: os._Environ[str] | dict[str, str] | None = None
+) -> HermesHome:
+    """The active home: flag, then ``HERMES_PROFILE``, then ``active_profile``."""
+    env = os.environ if environ is None else environ
+    root = hermes_root(env)
+    name = profile or env.get("HERMES_PROFILE") or read_active_profile(root)
+    validate_profile_name(name)
+    home = HermesHome(root=root, profile=name)
+    if name != DEFAULT_PROFILE and not home.exists():
+        raise HermesError(
+            f"profile {name!r} does not exist; create it with `hermes profile create {name}`"
+        )
+    return home
+
+
+def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
+    """Write ``text`` to ``path`` so readers see the old or the new file, never half.
+
+    The temporary file is created with ``mode`` from the start, so a secret is
+    never readable by others, not even for an instant.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

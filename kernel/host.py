@@ -1,0 +1,412 @@
+"""The plugin host: one pluggy PluginManager plus stevedore managers per slot.
+
+Two mechanisms, one rule each (ARCHITECTURE.md §2):
+
+* stevedore loads *named implementations* from the slot groups
+  (``hermes.context_engines``, ``hermes.model_providers``, ...);
+* pluggy carries *lifecycle hooks* to every listener: the ``hermes.plugins``
+  modules and any live object registered with :meth:`PluginHost.register`.
+
+Discovery goes through one index of installed entry points, filtered by
+``HERMES_LOAD_PLUGINS`` and ``plugins.disabled``, so a plugin that is not
+allowed is invisible to both mechanisms. Built-ins are the entry points of
+the ``hermes-kernel`` distribution itself and are always allowed unless
+disabled.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata as metadata
+import logging
+import os
+import re
+from collections import deque
+from collections.abc import Collection, Iterable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from . import hookspecs
+from .errors import HermesError, PluginLoadError, PluginNotFoundError
+
+if TYPE_CHECKING:
+    from .config import Config
+
+__all__ = [
+    "BUILTIN_DISTRIBUTION",
+    "GROUPS",
+    "PLUGINS_GROUP",
+    "SLOT_GROUPS",
+    "HookFailure",
+    "LoadedPlugin",
+    "PluginHost",
+    "PluginInfo",
+    "normalize_dist_name",
+]
+
+log = logging.getLogger(__name__)
+
+BUILTIN_DISTRIBUTION = "hermes-kernel"
+PLUGINS_GROUP = "hermes.plugins"
+SLOT_GROUPS = (
+    "hermes.context_engines",
+    "hermes.memory_providers",
+    "hermes.model_providers",
+    "hermes.credential_strategies",
+    "hermes.tools",
+    "hermes.skills",
+)
+GROUPS = (*SLOT_GROUPS, PLUGINS_GROUP)
+
+_USE_ENVIRONMENT: Any = object()
+_MAX_HOOK_FAILURES = 200
+
+
+def normalize_dist_name(name: str) -> str:
+    """PEP 503 normalisation, so ``Hermes_Hello`` and ``hermes-hello`` match."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """One installed entry point in a hermes group, as ``hermes plugin list`` shows it."""
+
+    group: str
+    name: str
+    value: str
+    distribution: str
+    version: str
+    builtin: bool
+    enabled: bool
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LoadedPlugin:
+    """A loaded entry point: its name, distribution and the object it names."""
+
+    name: str
+    distribution: str
+    obj: Any
+
+
+@dataclass(frozen=True)
+class HookFailure:
+    """An implementation that raised during a hook call."""
+
+    hook: str
+    plugin: str
+    error: str
+
+
+class _Entry:
+    """An entry point plus its distribution, whose metadata is read only on demand."""
+
+    def __init__(self, entry_point: metadata.EntryPoint) -> None:
+        self.entry_point = entry_point
+        self.name = entry_point.name
+        self.group = entry_point.group
+
+    @functools.cached_property
+    def distribution(self) -> str:
+        dist = self.entry_point.dist
+        return (dist.metadata["Name"] or "") if dist is not None else ""
+
+    @functools.cached_property
+    def version(self) -> str:
+        dist = self.entry_point.dist
+        return (dist.version or "") if dist is not None else ""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _scan_entry_points() -> dict[str, list[_Entry]]:
+    """Every entry point in a hermes group, once each.
+
+    Only each distribution's entry_points.txt is read here; parsing every
+    METADATA file would cost tens of milliseconds on ``hermes --help``.
+    """
+    found: dict[str, list[_Entry]] = {group: [] for group in GROUPS}
+    seen: set[tuple[str, str, str]] = set()
+    for dist in metadata.distributions():
+        for ep in dist.entry_points:
+            key = (ep.group, ep.name, ep.value)
+            # The same distribution found twice on sys.path repeats its entries.
+            if ep.group in found and key not in seen:
+                seen.add(key)
+                found[ep.group].append(_Entry(ep))
+    return found
+
+
+class PluginHost:
+    """Owns the hook manager and the slot managers of one hermes process.
+
+    :param load_plugins: which third-party distributions may load: None for
+        all, ``""`` for none, ``"a,b"`` for those. Defaults to the
+        ``HERMES_LOAD_PLUGINS`` environment variable (unset: all).
+    :param disabled: entry-point or distribution names from ``plugins.disabled``.
+    """
+
+    def __init__(
+        self,
+        *,
+        load_plugins: str | None = _USE_ENVIRONMENT,
+        disabled: Collection[str] = (),
+    ) -> None:
+        if load_plugins is _USE_ENVIRONMENT:
+            load_plugins = os.environ.get("HERMES_LOAD_PLUGINS")
+        self._allowed_dists: frozenset[str] | None = (
+            None
+            if load_plugins is None
+            else frozenset(
+                normalize_dist_name(n) for n in load_plugins.split(",") if n.strip()
+            )
+        )
+        self._disabled = frozenset(disabled)
+        self._index: dict[str, list[_Entry]] | None = None
+        self._plugins_loaded = False
+        self.load_failures: dict[tuple[str, str], str] = {}
+        self.hook_failures: deque[HookFailure] = deque(maxlen=_MAX_HOOK_FAILURES)
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        # Specs first, so a wrong signature fails at register() with pluggy's
+        # PluginValidationError naming the plugin and the hook.
+        self.pm.add_hookspecs(hookspecs)
+
+    @classmethod
+    def from_config(cls, config: Config) -> PluginHost:
+        """A host honouring ``plugins.disabled`` and ``HERMES_LOAD_PLUGINS``."""
+        return cls(disabled=config.disabled_plugins)
+
+    # --- discovery --------------------------------------------------------------
+
+    def _entries(self, group: str) -> list[_Entry]:
+        if group not in GROUPS:
+            raise HermesError(f"unknown entry-point group {group!r}; known: {', '.join(GROUPS)}")
+        if self._index is None:
+            self._index = _scan_entry_points()
+        return self._index[group]
+
+    def refresh(self) -> None:
+        """Forget the entry-point index (after a ``pip install`` in this process)."""
+        import importlib
+
+        importlib.invalidate_caches()
+        self._index = None
+
+    def is_builtin(self, entry: _Entry) -> bool:
+        return normalize_dist_name(entry.distribution) == BUILTIN_DISTRIBUTION
+
+    def _permitted(self, entry: _Entry) -> bool:
+        """Allowed by HERMES_LOAD_PLUGINS (built-ins always are)."""
+        if self.is_builtin(entry) or self._allowed_dists is None:
+            return True
+        return normalize_dist_name(entry.distribution) in self._allowed_dists
+
+    def is_disabled(self, entry: _Entry) -> bool:
+        return (
+            entry.name in self._disabled
+            or entry.distribution in self._disabled
+            or normalize_dist_name(entry.distribution) in self._disabled
+        )
+
+    def _allowed(self, entry: _Entry) -> bool:
+        return self._permitted(entry) and not self.is_disabled(entry)
+
+    def available(self, group: str) -> list[str]:
+        """Names that can be loaded from ``group`` right now."""
+        return sorted({e.name for e in self._entries(group) if self._allowed(e)})
+
+    def installed(
+        self,
+        group: str | None = None,
+        *,
+        include_builtin: bool = True,
+        check: bool = False,
+        everything: bool = False,
+    ) -> list[PluginInfo]:
+        """Every permitted entry point per group, with distribution and version.
+
+        With ``check``, each slot entry point is imported to surface load
+        errors (``hermes.plugins`` errors are recorded by :meth:`load_plugins`).
+        With ``everything``, entry points excluded by HERMES_LOAD_PLUGINS are
+        listed too (for commands that manage installs, not for loading).
+        """
+        rows = []
+        for grp in [group] if group else GROUPS:
+            for entry in self._entries(grp):
+                builtin = self.is_builtin(entry)
+                if not (everything or self._permitted(entry)) or (builtin and not include_builtin):
+                    continue
+                enabled = not self.is_disabled(entry)
+                if check and enabled and grp != PLUGINS_GROUP:
+                    self._try_load(entry)
+                rows.append(
+                    PluginInfo(
+                        group=grp,
+                        name=entry.name,
+                        value=entry.entry_point.value,
+                        distribution=entry.distribution,
+                        version=entry.version,
+                        builtin=builtin,
+                        enabled=enabled,
+                        error=self.load_failures.get((grp, entry.name)),
+                    )
+                )
+        return sorted(rows, key=lambda r: (r.group, r.name, r.distribution))
+
+    def _try_load(self, entry: _Entry) -> Any:
+        try:
+            return entry.entry_point.load()
+        except Exception as exc:  # a broken optional plugin is recorded, never fatal
+            self._record_load_failure(entry.group, entry.name, exc)
+            return None
+
+    def _record_load_failure(self, group: str, name: str, exc: BaseException) -> None:
+        reason = _describe(exc)
+        self.load_failures[(group, name)] = reason
+        log.warning("could not load %s plugin %r: %s", group, name, reason)
+        log.debug("load failure of %s:%s", group, name, exc_info=exc)
+
+    # --- slots (stevedore) ------------------------------------------------------
+
+    def _manager_class(self, base: type) -> type:
+        host = self
+
+        class _Filtered(base):  # type: ignore[misc, valid-type]
+            # Discovery from the host's filtered index instead of stevedore's
+            # process-wide cache, so HERMES_LOAD_PLUGINS, plugins.disabled and a
+            # pip install earlier in this process are all honoured.
+            def list_entry_points(self) -> list[metadata.EntryPoint]:
+                return [e.entry_point for e in host._entries(self.namespace) if host._allowed(e)]
+
+        return _Filtered
+
+    def _on_load_failure(self, manager: Any, ep: metadata.EntryPoint, exc: BaseException) -> None:
+        self._record_load_failure(manager.namespace, ep.name, exc)
+
+    def driver(self, group: str, name: str) -> Any:
+        """Load the one implementation ``name`` of slot ``group`` (the class or object).
+
+        Raises PluginNotFoundError (naming the group, the name and the names
+        available) or PluginLoadError when it exists but fails to import.
+        """
+        from stevedore import driver as sd_driver
+        from stevedore.exception import MultipleMatches, NoMatches
+
+        if name not in self.available(group):
+            raise PluginNotFoundError(group, name, self.available(group))
+        self.load_failures.pop((group, name), None)
+        try:
+            manager = self._manager_class(sd_driver.DriverManager)(
+                group, name, on_load_failure_callback=self._on_load_failure
+            )
+        except NoMatches:
+            reason = self.load_failures.get((group, name), "no matching entry point")
+            raise PluginLoadError(group, name, reason) from None
+        except MultipleMatches:
+            dists = sorted(e.distribution for e in self._entries(group) if e.name == name)
+            raise PluginLoadError(
+                group, name, f"installed by several distributions ({', '.join(dists)}); remove one"
+            ) from None
+        return manager.driver
+
+    def extensions(self, group: str, names: Iterable[str] | None = None) -> list[LoadedPlugin]:
+        """Load every allowed implementation in ``group``, or only ``names`` in that order.
+
+        Broken ones are recorded in :attr:`load_failures` and skipped; unknown
+        ``names`` raise PluginNotFoundError.
+        """
+        from stevedore import extension as sd_extension
+        from stevedore import named as sd_named
+
+        if names is None:
+            manager = self._manager_class(sd_extension.ExtensionManager)(
+                group, on_load_failure_callback=self._on_load_failure
+            )
+        else:
+            wanted = list(names)
+            available = self.available(group)
+            for name in wanted:
+                if name not in available:
+                    raise PluginNotFoundError(group, name, available)
+            manager = self._manager_class(sd_named.NamedExtensionManager)(
+                group,
+                names=wanted,
+                name_order=True,
+                on_load_failure_callback=self._on_load_failure,
+            )
+        dists = {e.name: e.distribution for e in self._entries(group)}
+        return [LoadedPlugin(ext.name, dists.get(ext.name, ""), ext.plugin) for ext in manager]
+
+    # --- hooks (pluggy) -----------------------------------------------------------
+
+    def load_plugins(self) -> None:
+        """Register every allowed ``hermes.plugins`` module; idempotent.
+
+        A module that fails to import or to register is recorded and skipped.
+        """
+        if self._plugins_loaded:
+            return
+        self._plugins_loaded = True
+        for entry in self._entries(PLUGINS_GROUP):
+            if not self._allowed(entry) or self.pm.has_plugin(entry.name):
+                continue
+            obj = self._try_load(entry)
+            if obj is None:
+                continue
+            try:
+                self.pm.register(obj, name=entry.name)
+            except Exception as exc:  # e.g. PluginValidationError: wrong hook signature
+                self._record_load_failure(PLUGINS_GROUP, entry.name, exc)
+
+    def register(self, obj: object, name: str | None = None) -> str:
+        """Make a live object (active engine, memory provider, ...) a hook listener."""
+        registered = self.pm.register(obj, name=name)
+        if registered is None:
+            raise HermesError(f"plugin {name or obj!r} is already registered")
+        return registered
+
+    def unregister(self, obj: object) -> None:
+        """Stop ``obj`` from receiving hooks (no-op if it was not registered)."""
+        if self.pm.is_registered(obj):
+            self.pm.unregister(obj)
+
+    def call(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Call ``hook`` on every implementation, each isolated from the others.
+
+        Returns the non-None results in pluggy's call order. An implementation
+        that raises is logged and recorded in :attr:`hook_failures`; the rest
+        still run.
+        """
+        caller = getattr(self.pm.hook, hook, None)
+        if caller is None or caller.spec is None:
+            raise HermesError(f"unknown hook {hook!r}")
+        expected = set(caller.spec.argnames)
+        if set(kwargs) != expected:
+            raise TypeError(f"hook {hook} takes {sorted(expected)}, got {sorted(kwargs)}")
+        results = []
+        # get_hookimpls() lists implementations in registration order with
+        # tryfirst/trylast applied; pluggy calls them last-to-first.
+        for impl in reversed(caller.get_hookimpls()):
+            if impl.hookwrapper or impl.wrapper:
+                log.warning("hook %s: wrapper in %r is not supported, skipped", hook, impl.plugin_name)
+                continue
+            try:
+                result = impl.function(*[kwargs[arg] for arg in impl.argnames])
+            except Exception as exc:
+                failure = HookFailure(hook, impl.plugin_name, _describe(exc))
+                self.hook_failures.append(failure)
+                log.warning("hook %s: plugin %r raised %s", hook, impl.plugin_name, failure.error)
+                log.debug("hook failure in %s", impl.plugin_name, exc_info=exc)
+                continue
+            if result is not None:
+                results.append(result)
+        return results

@@ -1,0 +1,1 @@
+"""Built-in memory providers, registered in the ``hermes.memory_providers`` entry-point group."""

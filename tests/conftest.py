@@ -1,0 +1,59 @@
+"""Shared fixtures: an isolated HERMES_HOME per test and no third-party plugins.
+
+``HERMES_LOAD_PLUGINS=""`` is set before anything loads, so the suite sees only
+hermes-kernel's own entry points (and the fake distributions a test creates),
+never whatever happens to be installed. Subprocesses inherit it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+os.environ["HERMES_LOAD_PLUGINS"] = ""
+
+from tests.helpers import FakeDistributions  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh, empty HERMES_HOME; HERMES_* settings from the outer shell removed."""
+    home = tmp_path / "hermes-home"
+    for name in list(os.environ):
+        if name.startswith("HERMES_") and name != "HERMES_LOAD_PLUGINS":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def fake_dists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeDistributions:
+    """Installable-looking distributions on sys.path (for this process and its children)."""
+    dists = FakeDistributions(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(dists.root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(dists.root), os.environ.get("PYTHONPATH")])))
+    yield dists
+    dists.unload_modules()
+
+
+@pytest.fixture
+def hermes() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the real ``hermes`` command line in a subprocess."""
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hermes.kernel", *args],
+            capture_output=True,
+            text=True,
+            input=input,
+            env={**os.environ, **(env or {})},
+            timeout=120,
+        )
+
+    return run

@@ -1,0 +1,52 @@
+"""Test helpers shared across the suite."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+__all__ = ["FakeDistributions"]
+
+
+class FakeDistributions:
+    """Write distributions (``*.dist-info`` plus modules) into a folder on sys.path.
+
+    importlib.metadata discovers them exactly like pip-installed packages, so
+    the plugin host is exercised through real entry-point discovery without
+    running pip for every case.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._modules: set[str] = set()
+
+    def add(
+        self,
+        name: str,
+        entry_points: dict[str, dict[str, str]],
+        modules: dict[str, str] | None = None,
+        version: str = "1.0.0",
+    ) -> None:
+        info = self.root / f"{name.replace('-', '_')}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+        )
+        lines = []
+        for group, eps in entry_points.items():
+            lines.append(f"[{group}]")
+            lines += [f"{ep_name} = {value}" for ep_name, value in eps.items()]
+        (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        for module, source in (modules or {}).items():
+            path = self.root / (module.replace(".", "/") + ".py")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(source), encoding="utf-8")
+            self._modules.add(module.split(".")[0])
+
+    def unload_modules(self) -> None:
+        """Forget imported fake modules so the next test imports its own."""
+        for name in list(sys.modules):
+            if name.split(".")[0] in self._modules:
+                del sys.modules[name]
