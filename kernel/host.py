@@ -123,9 +123,12 @@ class _Entry:
         return (dist.version or "") if dist is not None else ""
 
 
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+def _describe(exc: BaseException, limit: int = 300) -> str:
+    """One line: the exception type and its message, lines joined, length capped."""
+    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _scan_entry_points() -> dict[str, list[_Entry]]:
@@ -369,9 +372,12 @@ class PluginHost:
 
     def register(self, obj: object, name: str | None = None) -> str:
         """Make a live object (active engine, memory provider, ...) a hook listener."""
-        registered = self.pm.register(obj, name=name)
+        try:
+            registered = self.pm.register(obj, name=name)
+        except ValueError:  # pluggy: that name or object is already registered
+            registered = None
         if registered is None:
-            raise HermesError(f"plugin {name or obj!r} is already registered")
+            raise HermesError(f"plugin {name or type(obj).__name__!r} is already registered or blocked")
         return registered
 
     def unregister(self, obj: object) -> None:

@@ -22,11 +22,11 @@ from tests.helpers import FakeDistributions  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, empty HERMES_HOME; HERMES_* settings from the outer shell removed."""
+    """A fresh, empty HERMES_HOME; outer HERMES_*, OPENAI_* and ANTHROPIC_* settings removed."""
     home = tmp_path / "hermes-home"
     for name in list(os.environ):
-        if name.startswith("HERMES_") and name != "HERMES_LOAD_PLUGINS":
-            monkeypatch.delenv(name)
+        if name.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_")):
+            monkeypatch.delenv(name)  # never a real key, endpoint or outer setting
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
     monkeypatch.setenv("HERMES_HOME", str(home))
     return home

@@ -6,7 +6,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-__all__ = ["FakeDistributions"]
+__all__ = ["FakeDistributions", "overlay_venv"]
 
 
 class FakeDistributions:
@@ -50,3 +50,27 @@ class FakeDistributions:
         for name in list(sys.modules):
             if name.split(".")[0] in self._modules:
                 del sys.modules[name]
+
+
+def overlay_venv(path: Path) -> Path:
+    """A new virtual environment that also sees this interpreter's site-packages.
+
+    Installs go into the new environment only, so a test can ``pip install``
+    and uninstall real packages without touching the environment running the
+    suite, and without downloading hermes-kernel's dependencies again.
+    Returns the new environment's python.
+    """
+    import site
+    import subprocess
+    import sysconfig
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    python = path / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    parents = [p for p in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]} if Path(p).is_dir()]
+    lines = [f"import site; site.addsitedir({p!r})" for p in sorted(parents)]
+    (Path(purelib) / "_hermes_test_overlay.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return python

@@ -39,6 +39,7 @@ def doctor(
         "load_plugins": load_plugins,
         "plugins": [p.as_dict() for p in plugins],
         "hook_failures": [vars(f) for f in host.hook_failures],
+        "problems": problems,
         "ok": not problems,
     }
     if as_json:
@@ -81,4 +82,6 @@ def _print_report(report: dict[str, Any]) -> None:
         )
     for failure in report["hook_failures"]:
         echo(f"hook failure: {failure['hook']} in {failure['plugin']}: {failure['error']}")
-    echo("everything looks fine" if report["ok"] else "problems found (see above)")
+    for problem in report["problems"]:
+        echo(f"problem: {problem}")
+    echo("everything looks fine" if report["ok"] else f"{len(report['problems'])} problem(s) found")
