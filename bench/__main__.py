@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-BENCHMARKS = {"startup": "bench.startup"}
+BENCHMARKS = {"startup": "bench.startup", "providers": "bench.providers"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,8 @@
 Plugins import only what ``__all__`` names here.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
 from .config import Config, load_config
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
@@ -14,24 +16,97 @@ from .usage import CanonicalUsage, CostResult
 
 __all__ = [
     "CanonicalUsage",
+    "ClassifiedError",
     "Config",
     "ConfigError",
     "CostResult",
+    "Credential",
+    "CredentialPool",
+    "CredentialStatus",
+    "CredentialStrategy",
+    "CredentialsExhaustedError",
     "HermesError",
     "HermesHome",
     "HookFailure",
     "LoadedPlugin",
+    "ModelClient",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelResponse",
+    "NoCredentialsError",
     "PluginHost",
     "PluginInfo",
     "PluginLoadError",
     "PluginNotFoundError",
+    "ProviderError",
+    "RetryPolicy",
+    "StreamDelta",
+    "StreamItem",
     "Tool",
     "ToolContext",
     "__version__",
     "atomic_write",
+    "classify_exception",
+    "compute_cost",
     "hookimpl",
     "hookspec",
     "load_config",
+    "normalize_anthropic_usage",
+    "normalize_openai_usage",
+    "open_model_client",
     "resolve_home",
     "tools_from_plugin",
 ]
+
+# Providers and credentials load on first use: `hermes --help` never pays for them.
+_LAZY = {
+    **dict.fromkeys(
+        ["Credential", "CredentialPool", "CredentialStatus", "CredentialStrategy",
+         "CredentialsExhaustedError", "NoCredentialsError"],
+        ".credentials",
+    ),
+    **dict.fromkeys(
+        ["ClassifiedError", "ModelProvider", "ModelRequest", "ModelResponse", "ProviderError", "StreamDelta",
+         "StreamItem", "classify_exception", "compute_cost", "normalize_anthropic_usage", "normalize_openai_usage"],
+        ".providers",
+    ),
+    "ModelClient": ".providers.client",
+    "open_model_client": ".providers.client",
+    "RetryPolicy": ".providers.retry",
+}
+
+if TYPE_CHECKING:
+    from .credentials import (
+        Credential,
+        CredentialPool,
+        CredentialStatus,
+        CredentialStrategy,
+        CredentialsExhaustedError,
+        NoCredentialsError,
+    )
+    from .providers import (
+        ClassifiedError,
+        ModelProvider,
+        ModelRequest,
+        ModelResponse,
+        ProviderError,
+        StreamDelta,
+        StreamItem,
+        classify_exception,
+        compute_cost,
+        normalize_anthropic_usage,
+        normalize_openai_usage,
+    )
+    from .providers.client import ModelClient, open_model_client
+    from .providers.retry import RetryPolicy
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -38,6 +38,26 @@ DEFAULTS: dict[str, Any] = {
         "provider": "openai",
         "name": "",
         "base_url": None,
+        "max_tokens": 4096,
+        "temperature": None,
+        "timeout": 600.0,
+        "prompt_caching": True,
+    },
+    "retries": {
+        "max_attempts": 3,
+        "base_delay": 1.0,
+        "max_delay": 30.0,
+        "max_retry_after": 60.0,
+    },
+    "credentials": {},
+    "credential_pool": {
+        "rate_limit_cooldown": 3600,
+        "billing_cooldown": 3600,
+        "auth_cooldown": 300,
+        "lease_ttl": 900,
+    },
+    "pricing": {
+        "models": {},
     },
     "agent": {
         "max_iterations": 90,

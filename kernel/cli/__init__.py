@@ -60,6 +60,9 @@ def build_app(host: PluginHost) -> typer.Typer:
     app.add_typer(config_cmd.app, name="config")
     app.add_typer(profile.app, name="profile")
     app.add_typer(plugin.app, name="plugin")
+    from . import auth
+
+    app.add_typer(auth.app, name="auth")
     app.command("doctor")(doctor.doctor)
 
     host.call("register_commands", app=app)

@@ -68,10 +68,10 @@ def test_unknown_plugin_name_is_one_clear_line(hermes, wave_plugin) -> None:
     for command in ("enable", "disable", "remove"):
         result = hermes("plugin", command, "nosuch", env=wave_plugin)
         assert result.returncode == 1
-        assert result.stderr.strip().splitlines() == [
-            "error: no installed plugin named 'nosuch'; known: hermes-wave, wave, waver "
-            "(see `hermes plugin list --all`)"
-        ]
+        (line,) = result.stderr.strip().splitlines()
+        assert line.startswith("error: no installed plugin named 'nosuch'; known: ")
+        assert line.endswith("(see `hermes plugin list --all`)")
+        assert {"hermes-wave", "wave", "waver"} <= set(line.split("known: ")[1].split(" (")[0].split(", "))
 
 
 def test_broken_plugin_shows_in_list_and_doctor_and_does_not_stop_hermes(hermes, fake_dists) -> None:

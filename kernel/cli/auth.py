@@ -1,0 +1,146 @@
+"""``hermes auth add|list|remove|reset``: the keys of the credential pool."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from ..errors import HermesError, PluginNotFoundError
+from ..redact import mask_secret
+from ._state import AppState, print_json, print_table, state
+
+if TYPE_CHECKING:
+    from ..credentials import CredentialPool
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Manage API keys of the credential pool (HERMES_HOME/auth.json).", no_args_is_help=True)
+
+GROUP = "hermes.model_providers"
+ProviderArg = Annotated[str, typer.Argument(help="Model provider name (openai, anthropic, ...).")]
+
+
+def _providers(app_state: AppState, provider: str | None = None) -> list[str]:
+    available = app_state.host.available(GROUP)
+    if provider is None:
+        return available
+    if provider not in available:
+        raise PluginNotFoundError(GROUP, provider, available)
+    return [provider]
+
+
+def _pool(app_state: AppState, provider: str) -> CredentialPool:
+    from ..credentials import CredentialPool, env_key_for  # not on the `hermes --help` path
+
+    config = app_state.config
+    return CredentialPool(
+        provider,
+        home=app_state.home,
+        config_keys=(config.get("credentials", {}) or {}).get(provider),
+        env_name=env_key_for(provider),
+    )
+
+
+def _read_key(key: str | None) -> str:
+    if key is None:
+        if sys.stdin.isatty():
+            key = typer.prompt("API key", hide_input=True)
+        else:
+            key = sys.stdin.read()
+    key = key.strip()
+    if not key:
+        raise HermesError("no key given; pass --key KEY or pipe it on stdin")
+    if any(ch.isspace() for ch in key):
+        raise HermesError("a key cannot contain spaces or line breaks")
+    return key
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    provider: ProviderArg,
+    key: Annotated[Optional[str], typer.Option("--key", help="The key (default: read from stdin).")] = None,
+    label: Annotated[Optional[str], typer.Option("--label", help="A name for the key (default key-N).")] = None,
+) -> None:
+    """Store a key for PROVIDER in auth.json (mode 0600)."""
+    app_state = state(ctx)
+    _providers(app_state, provider)
+    secret = _read_key(key)
+    pool = _pool(app_state, provider)
+    stored = pool.store.keys(provider)
+    name = label or f"key-{len(stored) + 1}"
+    pool.store.add(provider, secret, name, time.time())
+    typer.echo(f"added {provider} key {name!r} ({mask_secret(secret)}) "
+               f"to {pool.store.path}")
+
+
+def _status(state_: dict[str, Any]) -> str:
+    if not state_:
+        return "ok"
+    from datetime import datetime, timezone
+
+    until = datetime.fromtimestamp(float(state_["exhausted_until"]), tz=timezone.utc).strftime("%H:%M:%S UTC")
+    return f"cooling down ({state_.get('reason', 'unknown')}) until {until}"
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    provider: Annotated[Optional[str], typer.Argument(help="Only this provider.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the keys of every provider (masked), where each comes from, and its state."""
+    app_state = state(ctx)
+    rows = []
+    for name in _providers(app_state, provider):
+        for cred, cooldown in _pool(app_state, name).statuses():
+            rows.append({
+                "provider": name,
+                "label": cred.label,
+                "key": cred.masked,
+                "source": cred.source,
+                "status": "cooling_down" if cooldown else "ok",
+                "reason": cooldown.get("reason"),
+                "exhausted_until": cooldown.get("exhausted_until"),
+                "detail": _status(cooldown),
+            })
+    if as_json:
+        print_json(rows)
+    elif not rows:
+        typer.echo("no keys; add one with `hermes auth add PROVIDER`")
+    else:
+        print_table(["provider", "label", "key", "source", "status"],
+                    [[r["provider"], r["label"], r["key"], r["source"], r["detail"]] for r in rows])
+
+
+@app.command("remove")
+def remove(
+    ctx: typer.Context,
+    provider: ProviderArg,
+    which: Annotated[str, typer.Argument(help="Label of the stored key, or its number (1 = first stored).")],
+) -> None:
+    """Remove a key stored in auth.json (keys from config or the environment stay where they are)."""
+    app_state = state(ctx)
+    _providers(app_state, provider)
+    pool = _pool(app_state, provider)
+    gone = pool.store.remove(provider, lambda pos, entry: entry.get("label") == which or str(pos) == which)
+    if not gone:
+        labels = [str(e.get("label")) for e in pool.store.keys(provider)]
+        raise HermesError(f"no stored {provider} key {which!r}; stored: {', '.join(labels) or 'none'} "
+                          "(see `hermes auth list`)")
+    for entry in gone:
+        typer.echo(f"removed {provider} key {entry.get('label')!r} ({mask_secret(entry['key'])})")
+
+
+@app.command("reset")
+def reset(
+    ctx: typer.Context,
+    provider: Annotated[Optional[str], typer.Argument(help="Only this provider (default: all).")] = None,
+) -> None:
+    """Clear cooldowns, so exhausted keys are tried again."""
+    app_state = state(ctx)
+    total = sum(_pool(app_state, name).reset() for name in _providers(app_state, provider))
+    typer.echo(f"cleared {total} cooldown{'s' if total != 1 else ''}")

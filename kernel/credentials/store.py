@@ -1,0 +1,134 @@
+"""``HERMES_HOME/auth.json``: stored keys plus the pool state shared by processes.
+
+Layout::
+
+    {"version": 1,
+     "credentials": {"openai": [{"key": "...", "label": "work", "added_at": 1.7e9}]},
+     "state": {"<key id>": {"exhausted_until": 1.7e9, "reason": "rate_limit"}},
+     "leases": {"<key id>": {"<lease id>": <expires at>}}}
+
+Every change is a read-modify-write under an exclusive ``fcntl`` lock on a
+side file, written atomically with mode 0600, so concurrent processes never
+lose each other's updates and readers never see half a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import HermesError
+from ..home import atomic_write
+
+__all__ = ["AuthStore", "key_id"]
+
+T = TypeVar("T")
+_THREAD_LOCK = threading.RLock()
+
+
+def key_id(key: str) -> str:
+    """A stable, non-reversible id for a key (state is stored under it, never the key)."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _empty() -> dict[str, Any]:
+    return {"version": 1, "credentials": {}, "state": {}, "leases": {}}
+
+
+class AuthStore:
+    """Locked, atomic access to one ``auth.json``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + ".lock")
+        self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with _THREAD_LOCK:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+
+    def signature(self) -> tuple[int, int] | None:
+        """Changes whenever the file does (None while it does not exist)."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def read(self, *, copy: bool = True) -> dict[str, Any]:
+        """The whole file ({} sections when missing); cached until the file changes.
+
+        ``copy=False`` returns the cached data itself, for callers that only read.
+        """
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return _empty()
+        signature = (stat.st_mtime_ns, stat.st_size)
+        if self._cache is not None and self._cache[0] == signature:
+            return json.loads(json.dumps(self._cache[1])) if copy else self._cache[1]
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except ValueError:
+            raise HermesError(f"{self.path} is not valid JSON; fix it or remove it and re-add keys with `hermes auth add`") from None
+        if not isinstance(data, dict):
+            raise HermesError(f"{self.path} must hold a JSON object")
+        for section, default in _empty().items():
+            data.setdefault(section, default)
+        self._cache = (signature, data)
+        return json.loads(json.dumps(data)) if copy else data
+
+    def update(self, change: Callable[[dict[str, Any]], T]) -> T:
+        """Apply ``change`` to the file's data under the lock and write it back."""
+        with self._locked():
+            self._cache = None
+            data = self.read()
+            result = change(data)
+            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
+            return result
+
+    # --- stored keys -----------------------------------------------------------
+
+    def keys(self, provider: str) -> list[dict[str, Any]]:
+        entries = self.read(copy=False)["credentials"].get(provider, [])
+        return [e for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str) and e["key"]]
+
+    def add(self, provider: str, key: str, label: str, added_at: float) -> None:
+        def change(data: dict[str, Any]) -> None:
+            entries = data["credentials"].setdefault(provider, [])
+            if any(e.get("key") == key for e in entries):
+                raise HermesError(f"that key is already stored for {provider}")
+            if any(e.get("label") == label for e in entries):
+                raise HermesError(f"{provider} already has a key labelled {label!r}; choose another --label")
+            entries.append({"key": key, "label": label, "added_at": added_at})
+
+        self.update(change)
+
+    def remove(self, provider: str, match: Callable[[int, dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """Remove the stored keys of ``provider`` for which ``match(position, entry)`` holds."""
+
+        def change(data: dict[str, Any]) -> list[dict[str, Any]]:
+            entries = data["credentials"].get(provider, [])
+            gone = [e for i, e in enumerate(entries, start=1) if match(i, e)]
+            data["credentials"][provider] = [e for e in entries if e not in gone]
+            for entry in gone:
+                data["state"].pop(key_id(entry.get("key", "")), None)
+                data["leases"].pop(key_id(entry.get("key", "")), None)
+            return gone
+
+        return self.update(change)

@@ -1,0 +1,219 @@
+"""The model client: a provider driver plus the credential pool, retries and cost.
+
+This is what the agent loop calls. One :class:`ModelClient` serves one
+provider; it picks a key from the pool (the session's leased key first),
+retries classified, retryable failures with backoff, rotates to the next key
+on rate-limit, billing and auth failures without spending that key's retry
+budget, and prices every response.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PluginLoadError
+from .base import ModelProvider, ModelRequest, ModelResponse, StreamDelta, StreamItem, final_response
+from .errors import ProviderError
+from .pricing import compute_cost
+from .retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..credentials import Credential, CredentialLease, CredentialPool
+    from ..home import HermesHome
+    from ..host import PluginHost
+
+__all__ = ["ModelClient", "open_model_client"]
+
+log = logging.getLogger(__name__)
+
+PROVIDERS_GROUP = "hermes.model_providers"
+STRATEGIES_GROUP = "hermes.credential_strategies"
+
+
+class ModelClient:
+    """Complete or stream requests with credentials, retries and cost handled."""
+
+    def __init__(
+        self,
+        name: str,
+        provider_class: type[ModelProvider],
+        pool: CredentialPool | None,
+        *,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        options: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        pricing: Mapping[str, Any] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.name = name
+        self.provider_class = provider_class
+        self.pool = pool
+        self.base_url = base_url
+        self.timeout = timeout
+        self.options = dict(options or {})
+        self.retry = retry or RetryPolicy()
+        self.pricing = dict(pricing or {})
+        self.sleep = sleep
+        self._providers: dict[str, ModelProvider] = {}
+
+    def provider(self, credential: Credential | None) -> ModelProvider:
+        """The provider instance bound to ``credential`` (one SDK client per key, reused)."""
+        slot = credential.id if credential is not None else ""
+        found = self._providers.get(slot)
+        if found is None:
+            found = self._providers[slot] = self.provider_class(
+                api_key=credential.key if credential is not None else None,
+                base_url=self.base_url,
+                timeout=self.timeout,
+                options=self.options,
+            )
+        return found
+
+    def lease(self) -> CredentialLease | None:
+        """A soft claim on one key for a session (None without a pool or keys)."""
+        if self.pool is None or not self.pool.credentials():
+            return None
+        return self.pool.lease()
+
+    def complete(self, request: ModelRequest, *, lease: CredentialLease | None = None) -> ModelResponse:
+        return final_response(self._execute(request, lease, lambda p: iter((p.complete(request),))))
+
+    def stream(self, request: ModelRequest, *, lease: CredentialLease | None = None) -> Iterator[StreamItem]:
+        """Yield text deltas, then the priced :class:`ModelResponse`."""
+        return self._execute(request, lease, lambda p: p.stream(request))
+
+    def _first_credential(self, lease: CredentialLease | None) -> Credential | None:
+        from ..credentials import NoCredentialsError
+
+        if self.pool is None:
+            return None
+        try:
+            return self.pool.select(lease.credential if lease is not None else None)
+        except NoCredentialsError:
+            if self.base_url:
+                return None  # a local server (llama.cpp, Ollama) that needs no key
+            raise
+
+    def _execute(
+        self,
+        request: ModelRequest,
+        lease: CredentialLease | None,
+        call: Callable[[ModelProvider], Iterator[StreamItem]],
+    ) -> Iterator[StreamItem]:
+        credential = self._first_credential(lease)
+        attempt = 0  # attempts on the current key only
+        while True:
+            attempt += 1
+            emitted = False
+            label = credential.label if credential is not None else "-"
+            try:
+                for item in call(self.provider(credential)):
+                    if isinstance(item, StreamDelta):
+                        emitted = True
+                    elif isinstance(item, ModelResponse):
+                        item.cost = compute_cost(request.model, item.usage, self.pricing,
+                                                 reported_usd=item.reported_cost_usd)
+                    yield item
+            except ProviderError as error:
+                log.debug("%s %s attempt %d with key %s: %s (retryable=%s rotate=%s)", self.name,
+                          request.model, attempt, label, error.reason, error.retryable,
+                          error.should_rotate_credential)
+                if emitted:
+                    raise  # text already reached the user; a retry would repeat it
+                if error.should_rotate_credential and credential is not None and self.pool is not None:
+                    self.pool.mark_exhausted(credential, error)
+                    following = self._next_credential(credential)
+                    if following is not None:
+                        log.debug("%s: rotating from key %s to %s", self.name, label, following.label)
+                        credential, attempt = following, 0  # a fresh budget for the new key
+                        continue
+                if not error.retryable or attempt >= self.retry.max_attempts:
+                    raise
+                wait = self.retry.delay(attempt, error)
+                if wait is None:
+                    raise
+                log.debug("%s: retrying in %.2fs", self.name, wait)
+                self.sleep(wait)
+                continue
+            if credential is not None and self.pool is not None and attempt > 1:
+                self.pool.record_success(credential)
+            log.debug("%s %s attempt %d with key %s: ok", self.name, request.model, attempt, label)
+            return
+
+    def _next_credential(self, current: Credential) -> Credential | None:
+        from ..credentials import CredentialsExhaustedError
+
+        assert self.pool is not None
+        try:
+            following = self.pool.select()
+        except CredentialsExhaustedError:
+            return None
+        return following if following.key != current.key else None
+
+    def close(self) -> None:
+        for provider in self._providers.values():
+            provider.close()
+        self._providers.clear()
+
+
+def open_model_client(
+    host: PluginHost,
+    config: Config,
+    home: HermesHome,
+    *,
+    provider: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ModelClient:
+    """The client for ``provider`` (default ``model.provider``) as configured.
+
+    Loads the provider driver and the credential strategy
+    (``credential_pool_strategies.<provider>``, default ``fill_first``)
+    through the plugin host; an unknown name raises PluginNotFoundError.
+    """
+    from ..credentials import CredentialPool, env_key_for
+
+    env = os.environ if environ is None else environ
+    name = provider or str(config.get("model.provider"))
+    provider_class = host.driver(PROVIDERS_GROUP, name)
+    if not (isinstance(provider_class, type) and issubclass(provider_class, ModelProvider)):
+        raise PluginLoadError(PROVIDERS_GROUP, name, "does not name a hermes.kernel.ModelProvider subclass")
+    strategies = config.get("credential_pool_strategies", {}) or {}
+    strategy_name = str(strategies.get(name, "fill_first"))
+    strategy = host.driver(STRATEGIES_GROUP, strategy_name)
+    strategy = strategy() if isinstance(strategy, type) else strategy
+    pool_settings = config.get("credential_pool", {}) or {}
+    pool = CredentialPool(
+        name,
+        home=home,
+        strategy=strategy,
+        config_keys=(config.get("credentials", {}) or {}).get(name),
+        env_name=env_key_for(name, provider_class),
+        environ=env,
+        cooldowns={
+            "rate_limit": float(pool_settings.get("rate_limit_cooldown", 3600)),
+            "billing": float(pool_settings.get("billing_cooldown", 3600)),
+            "auth": float(pool_settings.get("auth_cooldown", 300)),
+        },
+        lease_ttl=float(pool_settings.get("lease_ttl", 900)),
+    )
+    base_url = config.get("model.base_url", None) or (
+        env.get(provider_class.env_base_url) if provider_class.env_base_url else None
+    )
+    return ModelClient(
+        name,
+        provider_class,
+        pool,
+        base_url=base_url or None,
+        timeout=float(config.get("model.timeout", 600.0)),
+        options={"prompt_caching": config.get("model.prompt_caching", True)},
+        retry=RetryPolicy.from_config(config.get("retries", {})),
+        pricing=(config.get("pricing", {}) or {}).get("models", {}) or {},
+        sleep=sleep,
+    )

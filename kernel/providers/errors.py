@@ -1,0 +1,340 @@
+"""One classified reason for every provider failure, with what to do about it.
+
+Classification works on what every SDK exposes (HTTP status, error body,
+headers, exception type), so the same table serves the ``openai`` and
+``anthropic`` SDKs and OpenAI-compatible servers. Flags say whether to retry
+the same call, compress the context, rotate the credential or fall back to
+another model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import HermesError
+
+__all__ = [
+    "REASONS",
+    "ClassifiedError",
+    "FailureReason",
+    "ProviderError",
+    "classify_exception",
+    "classify_status",
+    "parse_context_limit",
+    "parse_reset_seconds",
+]
+
+FailureReason = Literal[
+    "auth",
+    "billing",
+    "rate_limit",
+    "overloaded",
+    "server_error",
+    "timeout",
+    "context_overflow",
+    "payload_too_large",
+    "model_not_found",
+    "content_policy",
+    "format_error",
+    "unknown",
+]
+
+
+@dataclass(frozen=True)
+class _Flags:
+    retryable: bool = False
+    should_compress: bool = False
+    should_rotate_credential: bool = False
+    should_fallback: bool = False
+
+
+REASONS: dict[str, _Flags] = {
+    "auth": _Flags(should_rotate_credential=True, should_fallback=True),
+    "billing": _Flags(should_rotate_credential=True, should_fallback=True),
+    "rate_limit": _Flags(retryable=True, should_rotate_credential=True, should_fallback=True),
+    "overloaded": _Flags(retryable=True, should_fallback=True),
+    "server_error": _Flags(retryable=True, should_fallback=True),
+    "timeout": _Flags(retryable=True, should_fallback=True),
+    "context_overflow": _Flags(should_compress=True),
+    "payload_too_large": _Flags(should_compress=True),
+    "model_not_found": _Flags(should_fallback=True),
+    "content_policy": _Flags(),
+    "format_error": _Flags(),
+    "unknown": _Flags(),
+}
+
+
+class ProviderError(HermesError):
+    """A provider failure with one reason and the flags that steer recovery.
+
+    ``retry_after`` is the wait in seconds the provider asked for (``retry-after``
+    or a rate-limit reset header); ``context_limit`` the model's window when the
+    error message states it. Messages never contain credentials.
+    """
+
+    def __init__(
+        self,
+        reason: FailureReason,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        context_limit: int | None = None,
+        provider: str | None = None,
+        retryable: bool | None = None,
+        should_compress: bool | None = None,
+        should_rotate_credential: bool | None = None,
+        should_fallback: bool | None = None,
+    ) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown failure reason {reason!r}")
+        flags = REASONS[reason]
+        self.reason: FailureReason = reason
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.context_limit = context_limit
+        self.provider = provider
+        self.retryable = flags.retryable if retryable is None else retryable
+        self.should_compress = flags.should_compress if should_compress is None else should_compress
+        self.should_rotate_credential = (
+            flags.should_rotate_credential if should_rotate_credential is None else should_rotate_credential
+        )
+        self.should_fallback = flags.should_fallback if should_fallback is None else should_fallback
+        where = f"{provider} " if provider else ""
+        code = f" (HTTP {status})" if status else ""
+        super().__init__(f"{where}{reason}{code}: {message}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "message": self.message,
+            "status": self.status,
+            "retry_after": self.retry_after,
+            "context_limit": self.context_limit,
+            "retryable": self.retryable,
+            "should_compress": self.should_compress,
+            "should_rotate_credential": self.should_rotate_credential,
+            "should_fallback": self.should_fallback,
+        }
+
+
+#: The name the issue uses; one class.
+ClassifiedError = ProviderError
+
+# --- message parsing ------------------------------------------------------------
+
+_CONTEXT_PATTERNS = [
+    # OpenAI / vLLM: "This model's maximum context length is 128000 tokens. However, ..."
+    re.compile(r"maximum context length is (\d[\d,]*) tokens", re.I),
+    # Anthropic: "prompt is too long: 208323 tokens > 200000 maximum"
+    re.compile(r"prompt is too long: \d[\d,]* tokens > (\d[\d,]*) maximum", re.I),
+    # Anthropic: "input length and `max_tokens` exceed context limit: 197626 + 21333 > 200000"
+    re.compile(r"exceed context limit: \d+ \+ \d+ > (\d[\d,]*)", re.I),
+    # llama.cpp: "the request exceeds the available context size (n_ctx: 4096)"
+    re.compile(r"n_ctx\W+(\d+)", re.I),
+    re.compile(r"context (?:window|length|limit) (?:is|of) (\d[\d,]*)", re.I),
+]
+_CONTEXT_HINTS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "prompt is too long",
+    "exceed context limit",
+    "context window",
+    "exceeds the available context",
+    "context length",
+    "too many tokens",
+)
+_BILLING_HINTS = ("insufficient_quota", "billing", "credit balance", "payment", "quota")
+_CONTENT_HINTS = ("content_policy", "content policy", "content filter", "content_filter", "safety system")
+_MODEL_HINTS = ("model_not_found", "does not exist", "unknown model", "no such model", "model:")
+
+
+def parse_context_limit(message: str) -> int | None:
+    """The context window a vendor's overflow message states, if it states one."""
+    for pattern in _CONTEXT_PATTERNS:
+        match = pattern.search(message)
+        if match:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def _parse_duration(text: str) -> float | None:
+    # OpenAI's x-ratelimit-reset-*: "1s", "6m0s", "20ms", "1h2m3.5s".
+    parts = _DURATION_RE.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text.replace(" ", ""):
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def _parse_instant(text: str, now: float) -> float | None:
+    # Anthropic's anthropic-ratelimit-*-reset is RFC 3339; retry-after may be an HTTP date.
+    import email.utils  # both imports only when a reset header needs parsing
+    from datetime import datetime
+
+    try:
+        stamp = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+        if parsed is None:
+            return None
+        stamp = parsed.timestamp()
+    return max(0.0, stamp - now)
+
+
+def parse_reset_seconds(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:
+    """Seconds until the provider says to try again, from the response headers.
+
+    ``retry-after-ms`` and ``retry-after`` win; otherwise the longest of the
+    rate-limit reset headers (``x-ratelimit-reset-*``, ``anthropic-ratelimit-*-reset``),
+    since every exhausted limit must have reset before a call can succeed.
+    """
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v).strip() for k, v in headers.items()}
+    now = time.time() if now is None else now
+    if "retry-after-ms" in lower:
+        try:
+            return float(lower["retry-after-ms"]) / 1000
+        except ValueError:
+            pass
+    if "retry-after" in lower:
+        value = lower["retry-after"]
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            instant = _parse_instant(value, now)
+            if instant is not None:
+                return instant
+    resets = []
+    for name, value in lower.items():
+        if name.startswith("x-ratelimit-reset"):
+            seconds = _parse_duration(value)
+            if seconds is None:
+                try:
+                    seconds = float(value)
+                except ValueError:
+                    seconds = None
+        elif name.startswith("anthropic-ratelimit-") and name.endswith("-reset"):
+            seconds = _parse_instant(value, now)
+        else:
+            continue
+        if seconds is not None:
+            resets.append(seconds)
+    return max(resets) if resets else None
+
+
+# --- classification -------------------------------------------------------------
+
+
+def _error_text(body: Any, fallback: str) -> tuple[str, str]:
+    """(message, code-and-type words) from an OpenAI or Anthropic error body."""
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            message = str(inner.get("message") or fallback)
+            kinds = " ".join(str(inner.get(k) or "") for k in ("type", "code"))
+            return message, kinds
+        if isinstance(inner, str):
+            return inner, ""
+    if isinstance(body, str) and body:
+        return body[:500], ""
+    return fallback, ""
+
+
+def classify_status(
+    status: int | None,
+    body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    *,
+    message: str = "",
+    provider: str | None = None,
+) -> ProviderError:
+    """Classify an HTTP error response by status, error body and headers."""
+    text, kinds = _error_text(body, message or f"HTTP {status}")
+    words = f"{text} {kinds}".lower()
+    retry_after = parse_reset_seconds(headers)
+
+    def make(reason: FailureReason, **extra: Any) -> ProviderError:
+        return ProviderError(
+            reason, text, status=status, retry_after=retry_after, provider=provider, **extra
+        )
+
+    if any(hint in words for hint in _CONTEXT_HINTS) and status in (400, 413, 422, None):
+        return make("context_overflow", context_limit=parse_context_limit(text))
+    if status == 401:
+        return make("auth")
+    if status == 402 or (status in (400, 403, 429) and any(h in words for h in _BILLING_HINTS)):
+        return make("billing")
+    if status == 403:
+        return make("auth")
+    if status == 429:
+        return make("rate_limit")
+    if status == 404:
+        if any(hint in words for hint in _MODEL_HINTS) or "not_found" in words:
+            return make("model_not_found")
+        return make("unknown")
+    if status == 413 or "request_too_large" in words:
+        return make("payload_too_large")
+    if any(hint in words for hint in _CONTENT_HINTS):
+        return make("content_policy")
+    if status in (503, 529) or "overloaded" in words:
+        return make("overloaded")
+    if status == 408:
+        return make("timeout")
+    if status is not None and status >= 500:
+        return make("server_error")
+    if status in (400, 409, 422):
+        return make("format_error")
+    return make("unknown")
+
+
+def _exception_chain(exc: BaseException) -> list[BaseException]:
+    chain, seen = [], set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        chain.append(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def classify_exception(exc: BaseException, provider: str | None = None) -> ProviderError:
+    """Classify any exception raised while talking to a model API.
+
+    Works by duck typing on the SDK exception (``status_code``, ``body``,
+    ``response.headers``) and by exception type names for transport failures,
+    so no SDK has to be imported here.
+    """
+    if isinstance(exc, ProviderError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int):
+        response = getattr(exc, "response", None)
+        headers = dict(getattr(response, "headers", None) or {})
+        body = getattr(exc, "body", None)
+        return classify_status(status, body, headers, message=str(getattr(exc, "message", "") or exc), provider=provider)
+    names = " ".join(type(e).__name__ for e in _exception_chain(exc)).lower()
+    if "timeout" in names:
+        return ProviderError("timeout", "the request timed out", provider=provider)
+    if isinstance(exc, (json.JSONDecodeError, ValueError)) or "validation" in names or "decode" in names:
+        return ProviderError(
+            "format_error", "the response could not be parsed", provider=provider, retryable=True
+        )
+    if any(k in names for k in ("connection", "protocol", "readerror", "closed", "network")):
+        return ProviderError(
+            "server_error", "the connection was dropped before the response completed", provider=provider
+        )
+    return ProviderError("unknown", f"{type(exc).__name__}: {str(exc)[:200]}", provider=provider)
