@@ -11,7 +11,7 @@ from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundErr
 from .home import HermesHome, atomic_write, resolve_home
 from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
-from .tools import Tool, ToolContext, tools_from_plugin
+from .tools import Tool, ToolContext, ToolError, tools_from_plugin
 from .usage import CanonicalUsage, CostResult
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "StreamItem",
     "Tool",
     "ToolContext",
+    "ToolError",
     "__version__",
     "atomic_write",
     "classify_exception",

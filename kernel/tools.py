@@ -1,18 +1,33 @@
 """The tool contract: what a ``hermes.tools`` entry point provides.
 
 A tool is a JSON schema for its arguments, a handler, the toolset it belongs
-to, an optional availability check and an optional cap on its result size. An
-entry point in ``hermes.tools`` names a :class:`Tool`, a list of them, or a
-callable returning either, so one plugin can ship a whole toolset.
+to, an optional availability check and an optional cap on its result size.
+An entry point in ``hermes.tools`` is named after a toolset and names a
+:class:`Tool`, a list of them, or a callable returning either, so one plugin
+can ship a whole toolset; ``toolsets`` in config chooses which load.
+
+A handler takes ``(args, ctx)`` and returns text or a JSON-able value. It
+raises :class:`ToolError` for a failure the model should read; any other
+exception is turned into an error result by the kernel as well, so a broken
+tool never ends the turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Tool", "ToolContext", "ToolHandler", "tools_from_plugin"]
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolHandler", "tools_from_plugin"]
+
+
+class ToolError(Exception):
+    """A failure the model should see as the tool's result (``error: <message>``)."""
+
+
+def _never() -> bool:
+    return False
 
 
 @dataclass
@@ -20,14 +35,26 @@ class ToolContext:
     """What a handler may use besides its arguments.
 
     ``services`` carries kernel objects by name (``"store"`` for the session
-    store, ...); a handler that needs one it was not given reports an error
-    result rather than raising.
+    store, ...); a handler that needs one it was not given raises ToolError.
+    ``state`` is scratch space that lives as long as the agent (the todo list).
+    ``ask_user`` and ``approve`` exist only in an interactive session (the
+    REPL); in one-shot mode they are None, so a question cannot be asked and a
+    dangerous command is denied.
     """
 
     session_id: str | None = None
     home: Any = None
     config: Any = None
+    cwd: Path = field(default_factory=Path.cwd)
     services: dict[str, Any] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    ask_user: Callable[[str, list[str] | None], str] | None = None
+    approve: Callable[[str, str], bool] | None = None
+    is_interrupted: Callable[[], bool] = _never
+
+    @property
+    def interactive(self) -> bool:
+        return self.ask_user is not None
 
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Any]
@@ -35,7 +62,15 @@ ToolHandler = Callable[[dict[str, Any], ToolContext], Any]
 
 @dataclass(frozen=True)
 class Tool:
-    """One callable tool the model can use."""
+    """One callable tool the model can use.
+
+    ``read_only`` tools may run beside each other in one batch; tools with
+    ``path_params`` may run beside each other when the paths named by those
+    arguments do not overlap; ``interactive`` tools (they ask the user) never
+    run in a parallel batch and are left out of one-shot sessions.
+    ``spill_large_results=False`` keeps a big result inline instead of saving
+    it to ``results/`` (read_file: saving it would invite a read-back loop).
+    """
 
     name: str
     description: str
@@ -44,6 +79,10 @@ class Tool:
     toolset: str
     check: Callable[[], bool] | None = None
     max_result_chars: int | None = None
+    read_only: bool = False
+    path_params: tuple[str, ...] = ()
+    interactive: bool = False
+    spill_large_results: bool = True
 
     def is_available(self) -> bool:
         """True when the tool's dependencies and configuration are present."""

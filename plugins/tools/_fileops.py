@@ -1,0 +1,89 @@
+"""File-level helpers for the ``files`` toolset: checks with model-readable errors and atomic writes."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from pathlib import Path
+
+from hermes.kernel import ToolError
+
+from ._common import is_binary
+
+__all__ = ["atomic_write_text", "check_readable_text_file", "read_text", "similar_names"]
+
+
+def similar_names(path: Path, limit: int = 5) -> list[str]:
+    """Names in ``path``'s folder that look like its name (for a 'did you mean')."""
+    try:
+        siblings = [p.name for p in path.parent.iterdir()]
+    except OSError:
+        return []
+    return difflib.get_close_matches(path.name, siblings, n=limit, cutoff=0.6)
+
+
+def check_readable_text_file(path: Path, shown: str) -> None:
+    """Raise ToolError unless ``path`` is an existing, non-binary regular file."""
+    if not path.exists():
+        hint = similar_names(path)
+        also = f" Similar names in that folder: {', '.join(hint)}." if hint else ""
+        raise ToolError(
+            f"{shown}: no such file.{also} Use search_files with target='files' to find the right path."
+        )
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory, not a file; use search_files with target='files' to list it.")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file (a device, socket or pipe); it cannot be read as text.")
+    try:
+        binary = is_binary(path)
+    except PermissionError:
+        raise ToolError(f"{shown}: permission denied.") from None
+    if binary:
+        size = path.stat().st_size
+        raise ToolError(
+            f"{shown} is a binary file ({size:,} bytes); these tools handle text only. "
+            "Inspect it with the terminal tool instead (e.g. `file`, `xxd | head`)."
+        )
+
+
+def atomic_write_text(path: Path, text: str) -> int:
+    """Write ``text`` (UTF-8, newlines as given) so readers never see half a file; returns bytes written.
+
+    A symlink is followed (the link stays a link); an existing file keeps its
+    permission bits; a new file gets the usual umask-derived mode.
+    """
+    target = path.resolve() if path.is_symlink() else path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # surrogateescape round-trips the undecodable bytes of a file read the same way.
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate from the model's JSON
+        data = text.encode("utf-8", "replace")
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return len(data)
+
+
+def read_text(path: Path) -> str:
+    """A text file's exact content: line endings kept, undecodable bytes preserved for write-back."""
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
+        return fh.read()

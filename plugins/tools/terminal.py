@@ -1,0 +1,208 @@
+"""The ``terminal`` toolset: run a shell command with a timeout, interrupts and a danger check.
+
+Each command runs in its own process group (a new session), so a timeout or
+an interrupt stops everything it started, not only the shell. Output is
+stdout and stderr combined, bounded while it streams, and kept as 40 % head
+and 60 % tail when it exceeds :data:`MAX_OUTPUT_CHARS`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hermes.kernel import Tool, ToolContext, ToolError
+
+from ._common import opt_int, opt_str, req_str, resolve_path
+from ._danger import dangerous_reason
+from ._truncate import HeadTailBuffer
+
+__all__ = ["MAX_OUTPUT_CHARS", "TERMINAL", "TOOLS", "CommandResult", "run_command", "terminal"]
+
+TOOLSET = "terminal"
+MAX_OUTPUT_CHARS = 50_000
+DEFAULT_TIMEOUT_S = 180
+MAX_TIMEOUT_S = 3600
+POLL_S = 0.05
+# After the shell exits, a background child (`server &`) may hold the pipe
+# open forever; read what is already there, then stop waiting.
+DRAIN_GRACE_S = 0.3
+# A group that ignores SIGTERM gets SIGKILL this long after.
+KILL_GRACE_S = 2.0
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What happened to one command."""
+
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    interrupted: bool = False
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # start_new_session: the group id is the shell's pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    *,
+    is_interrupted: Callable[[], bool] = lambda: False,
+    max_chars: int = MAX_OUTPUT_CHARS,
+) -> CommandResult:
+    """Run ``command`` in a shell in ``cwd``; kill its process group on timeout or interrupt."""
+    shell = shutil.which("bash") or "/bin/sh"
+    env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # never wait in a pager
+    proc = subprocess.Popen(
+        [shell, "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    buffer = HeadTailBuffer(max_chars)
+    deadline = time.monotonic() + timeout
+    stop: str | None = None
+    killed_at: float | None = None
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        try:
+            while True:
+                if selector.select(POLL_S):
+                    try:
+                        data = os.read(fd, 65536)
+                    except BlockingIOError:
+                        data = None
+                    if data == b"":
+                        break  # end of output: every process holding the pipe is gone
+                    if data:
+                        buffer.write(decoder.decode(data))
+                now = time.monotonic()
+                if proc.poll() is not None:
+                    exited_at = exited_at or now
+                    if now - exited_at > DRAIN_GRACE_S:
+                        break
+                if stop is None:
+                    if is_interrupted():
+                        stop = "interrupted"
+                    elif now > deadline:
+                        stop = "timeout"
+                    if stop is not None:
+                        killed_at = now
+                        _signal_group(proc, signal.SIGTERM)
+                elif killed_at is not None and now - killed_at > KILL_GRACE_S:
+                    _signal_group(proc, signal.SIGKILL)
+                    killed_at = None  # SIGKILL once; the drain grace ends the loop
+        finally:
+            proc.stdout.close()
+            if proc.poll() is None and stop is not None:
+                _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+    buffer.write(decoder.decode(b"", final=True))
+    output = _ANSI.sub("", buffer.text())
+    return CommandResult(
+        exit_code=proc.returncode,
+        output=output,
+        timed_out=stop == "timeout",
+        interrupted=stop == "interrupted",
+    )
+
+
+def _render(result: CommandResult, timeout: int) -> str:
+    if result.timed_out:
+        head = (
+            f"timed out after {timeout} s: the command and every process it started were killed. "
+            "Run long jobs in the background (`cmd > log.txt 2>&1 &`) and read the log, or raise timeout."
+        )
+    elif result.interrupted:
+        head = "interrupted by the user: the command and every process it started were killed."
+    else:
+        head = f"exit code: {result.exit_code}"
+    return f"{head}\n{result.output}" if result.output else f"{head}\n(no output)"
+
+
+def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
+    """Run a shell command (after the dangerous-command check) and report exit code and output."""
+    command = req_str(args, "command")
+    if not command.strip():
+        raise ToolError("argument 'command' is blank.")
+    timeout = opt_int(args, "timeout", DEFAULT_TIMEOUT_S, minimum=1, maximum=MAX_TIMEOUT_S)
+    workdir = opt_str(args, "workdir")
+    cwd = resolve_path(ctx, workdir) if workdir else Path(ctx.cwd)
+    if not cwd.is_dir():
+        raise ToolError(f"working directory {workdir or str(cwd)} does not exist or is not a folder.")
+
+    reason = dangerous_reason(command)
+    if reason is not None:
+        if ctx.approve is None:
+            raise ToolError(
+                f"command blocked: it {reason} and needs the user's approval, which cannot be asked "
+                "outside an interactive chat. Do not run it another way; find a safer approach or tell "
+                "the user the exact command so they can run it themselves."
+            )
+        if not ctx.approve(command, reason):
+            raise ToolError(
+                f"the user declined this command ({reason}). Do not retry it; choose another approach "
+                "or ask the user how to proceed."
+            )
+    return _render(run_command(command, cwd, timeout, is_interrupted=ctx.is_interrupted), timeout)
+
+
+TERMINAL = Tool(
+    name="terminal",
+    description=(
+        "Run a shell command (bash) in the working directory and return its exit code and combined "
+        "stdout/stderr. There is no input: interactive prompts get end-of-file, so pass flags like -y. "
+        f"Output over {MAX_OUTPUT_CHARS:,} characters keeps its first 40 % and last 60 %. The command and "
+        "all its child processes are killed at the timeout. For servers or long jobs, start them in the "
+        "background with output redirected to a file. Commands with wide or irreversible effects (deleting "
+        "/ or ~, formatting disks, force-pushing main, ...) need the user's approval. Prefer read_file, "
+        "search_files and patch for reading, searching and editing files."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command line to run."},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_TIMEOUT_S,
+                "description": f"Seconds before the command is killed. Default {DEFAULT_TIMEOUT_S}.",
+            },
+            "workdir": {
+                "type": "string",
+                "description": "Folder to run in, instead of the working directory (relative paths allowed).",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    },
+    handler=terminal,
+    toolset=TOOLSET,
+)
+
+TOOLS: list[Tool] = [TERMINAL]
