@@ -40,6 +40,9 @@ __all__ = [
     "PluginNotFoundError",
     "ProviderError",
     "RetryPolicy",
+    "SearchHit",
+    "SessionNotFoundError",
+    "SessionStore",
     "StreamDelta",
     "StreamItem",
     "Tool",
@@ -74,6 +77,8 @@ _LAZY = {
     "ModelClient": ".providers.client",
     "open_model_client": ".providers.client",
     "RetryPolicy": ".providers.retry",
+    # The session store: `hermes --help` never pays for sqlite3.
+    **dict.fromkeys(["SearchHit", "SessionNotFoundError", "SessionStore"], ".store"),
 }
 
 if TYPE_CHECKING:
@@ -100,6 +105,7 @@ if TYPE_CHECKING:
     )
     from .providers.client import ModelClient, open_model_client
     from .providers.retry import RetryPolicy
+    from .store import SearchHit, SessionNotFoundError, SessionStore
 
 
 def __getattr__(name: str) -> Any:

@@ -64,6 +64,10 @@ def build_app(host: PluginHost) -> typer.Typer:
 
     app.add_typer(auth.app, name="auth")
     app.command("doctor")(doctor.doctor)
+    from . import sessions, usage_cmd
+
+    app.add_typer(sessions.app, name="sessions")
+    app.command("usage")(usage_cmd.usage)
 
     host.call("register_commands", app=app)
     return app

@@ -1,0 +1,213 @@
+"""``hermes sessions list|show|search|branch|export|delete|prune``."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Optional
+
+import typer
+
+from ..errors import HermesError
+from ._state import print_json, state
+
+if TYPE_CHECKING:
+    from ..store import SessionStore
+
+__all__ = ["LIST_FIELDS", "SEARCH_FIELDS", "app", "open_store"]
+
+app = typer.Typer(help="Browse, search, branch, export and delete stored sessions.", no_args_is_help=True)
+
+LIST_FIELDS = ("id", "title", "source", "model", "parent_session_id", "started_at", "ended_at", "end_reason", "message_count")
+SEARCH_FIELDS = ("session_id", "root_session_id", "message_id", "role", "snippet")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+IdArg = Annotated[str, typer.Argument(help="Session id (or a unique prefix of one).")]
+YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+def open_store(ctx: typer.Context, *, create: bool = False) -> SessionStore | None:
+    """The active profile's store; None when it has no state.db yet and ``create`` is False."""
+    from ..store import SessionStore
+
+    path = state(ctx).home.state_db
+    if not create and not path.exists():
+        return None
+    return SessionStore(path)
+
+
+def _require_store(ctx: typer.Context, session_id: str) -> SessionStore:
+    store = open_store(ctx)
+    if store is None:
+        from ..store import SessionNotFoundError
+
+        raise SessionNotFoundError(session_id)
+    return store
+
+
+def _iso(ts: float | None) -> str | None:
+    from ..store.export import iso_time
+
+    return iso_time(ts)
+
+
+def _local(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else ""
+
+
+def _public(session: dict[str, Any], fields: tuple[str, ...] = LIST_FIELDS) -> dict[str, Any]:
+    return {k: _iso(session[k]) if k.endswith("_at") else session[k] for k in fields}
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    as_json: JsonFlag = False,
+    source: Annotated[Optional[str], typer.Option("--source", help="Only sessions from SOURCE (cli, api, subagent, ...).")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N sessions, newest first.")] = 50,
+) -> None:
+    """List sessions, newest first."""
+    store = open_store(ctx)
+    sessions = [] if store is None else store.list_sessions(source=source, limit=limit)
+    if store is not None:
+        store.close()
+    if as_json:
+        print_json([_public(s) for s in sessions])
+        return
+    if not sessions:
+        typer.echo("no sessions yet")
+        return
+    # Plain aligned lines rather than a table: ids (what every other command
+    # takes) must never wrap, and the title goes last because it is the longest.
+    rows = [
+        (s["id"], _local(s["started_at"]), str(s["message_count"]), s["source"], s["end_reason"] or "", s["title"] or "")
+        for s in sessions
+    ]
+    header = ("id", "started", "msgs", "source", "ended", "title")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    for row in [header, *rows]:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+
+
+@app.command("show")
+def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> None:
+    """Show a session's details, lineage and messages."""
+    with _require_store(ctx, session_id) as store:
+        sid = store.resolve_session_id(session_id)
+        session, lineage, messages = store.require_session(sid), store.lineage(sid), store.get_messages(sid)
+    if as_json:
+        data = {k: _iso(v) if k.endswith("_at") else v for k, v in session.items()}
+        print_json({"session": data, "lineage": lineage, "messages": messages})
+        return
+    typer.echo(f"session {sid}  {session['title'] or ''}".rstrip())
+    typer.echo(f"  source {session['source']} · model {session['model'] or '-'} · started {_local(session['started_at'])}")
+    if session["ended_at"]:
+        typer.echo(f"  ended {_local(session['ended_at'])} ({session['end_reason']})")
+    if lineage["ancestors"]:
+        chain = " <- ".join(f"{a['id']} ({a['end_reason']})" for a in lineage["ancestors"])
+        typer.echo(f"  lineage: {sid} <- {chain}")
+    for child in lineage["children"]:
+        typer.echo(f"  child: {child['id']} {child['title'] or ''}".rstrip())
+    typer.echo("")
+    from ..store.export import content_text
+
+    for m in messages:
+        who = m["role"] + (f" ({m['tool_name']})" if m["tool_name"] else "")
+        typer.echo(f"[{m['id']}] {who}: {content_text(m['content'])}")
+        for call in m["tool_calls"] or []:
+            typer.echo(f"    tool call: {call}")
+
+
+@app.command("search")
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words or text to find; quotes and operators are taken literally.")],
+    as_json: JsonFlag = False,
+    source: Annotated[Optional[str], typer.Option("--source", help="Only sessions from SOURCE.")] = None,
+    role: Annotated[Optional[str], typer.Option("--role", help="Only messages with ROLE (user, assistant, tool).")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Only within this session.")] = None,
+    sort: Annotated[str, typer.Option("--sort", help="rank (BM25) or time (newest first).")] = "rank",
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most N hits.")] = 20,
+) -> None:
+    """Search every stored message; hits name their lineage root."""
+    if sort not in ("rank", "time"):
+        raise HermesError(f"unknown --sort {sort!r}; use rank or time")
+    store = open_store(ctx)
+    hits = []
+    if store is not None:
+        with store:
+            hits = store.search(query, limit=limit, sort=sort, source=source, role=role, session_id=session)  # type: ignore[arg-type]
+    if as_json:
+        print_json([{k: getattr(h, k) for k in SEARCH_FIELDS} for h in hits])
+        return
+    if not hits:
+        typer.echo("no matches")
+        return
+    for h in hits:
+        root = "" if h.root_session_id == h.session_id else f" (in {h.root_title or h.root_session_id})"
+        typer.echo(f"{h.session_id}{root} #{h.message_id} {h.role}: {h.snippet}")
+
+
+@app.command("branch")
+def branch(
+    ctx: typer.Context,
+    session_id: IdArg,
+    title: Annotated[Optional[str], typer.Option("--title", help="Title of the new branch (default: numbered after the parent).")] = None,
+) -> None:
+    """Start a new session with a copy of SESSION_ID's history."""
+    with _require_store(ctx, session_id) as store:
+        child = store.branch(store.resolve_session_id(session_id), title=title)
+        row = store.require_session(child)
+    typer.echo(f"branched {child}" + (f" ({row['title']})" if row["title"] else ""))
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    session_id: IdArg,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl (lossless) or markdown.")] = "jsonl",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to FILE instead of stdout.")] = None,
+) -> None:
+    """Export a session with its messages."""
+    from ..store.export import EXPORT_FORMATS
+
+    if fmt not in EXPORT_FORMATS:
+        raise HermesError(f"unknown --format {fmt!r}; use one of: {', '.join(EXPORT_FORMATS)}")
+    with _require_store(ctx, session_id) as store:
+        text = store.export(store.resolve_session_id(session_id), fmt)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+
+
+@app.command("delete")
+def delete(ctx: typer.Context, session_id: IdArg, yes: YesFlag = False) -> None:
+    """Delete a session and its messages (its children stay, re-linked to its parent)."""
+    with _require_store(ctx, session_id) as store:
+        sid = store.resolve_session_id(session_id)
+        if not yes and not typer.confirm(f"Delete session {sid} and its messages?"):
+            raise typer.Exit(1)
+        store.delete_session(sid)
+    typer.echo(f"deleted {sid}")
+
+
+@app.command("prune")
+def prune(
+    ctx: typer.Context,
+    older_than: Annotated[float, typer.Option("--older-than", help="Delete sessions idle for more than DAYS days.")],
+    yes: YesFlag = False,
+) -> None:
+    """Delete every session idle for more than --older-than DAYS."""
+    if older_than < 0:
+        raise HermesError("--older-than must be zero or more days")
+    store = open_store(ctx)
+    if store is None:
+        typer.echo("pruned 0 sessions")
+        return
+    with store:
+        if not yes and not typer.confirm(f"Delete every session idle for more than {older_than:g} days?"):
+            raise typer.Exit(1)
+        deleted = store.prune(older_than)
+    typer.echo(f"pruned {len(deleted)} session{'s' if len(deleted) != 1 else ''}")

@@ -1,0 +1,207 @@
+"""The state.db schema as an append-only list of named migrations.
+
+Applied on every open through sqlite-utils ``Migrations``; a migration that has
+landed on main is never edited, only followed by a new one. ``sqlite_utils`` is
+imported only when a store is opened, never on the ``hermes --help`` path.
+
+Full-text search: two FTS5 indexes over message content, tool name and the
+arguments of its tool calls (``messages.tool_args``), kept in sync by triggers: ``messages_fts`` (unicode61, words, BM25) and, where the SQLite build
+has it, ``messages_trigram`` (substrings and CJK). Both are external-content
+tables, so the text is stored once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
+__all__ = [
+    "MIGRATION_SET",
+    "apply_migrations",
+    "has_trigram_index",
+    "migrations",
+    "trigram_available",
+]
+
+MIGRATION_SET = "hermes.store"
+
+# Backfill for rows written before ``tool_args`` existed: the same text that
+# content.tool_args_text() computes for new rows (OpenAI ``function.arguments``,
+# plain ``arguments`` or Anthropic ``input``).
+_TOOL_ARGS_SQL = (
+    "(SELECT group_concat(CASE WHEN json_type(value, '$.function.arguments') = 'text' "
+    "THEN json_extract(value, '$.function.arguments') "
+    "WHEN json_type(value, '$.arguments') = 'text' THEN json_extract(value, '$.arguments') "
+    "ELSE json_extract(value, '$.input') END, ' ') "
+    "FROM json_each(CASE WHEN json_valid(tool_calls) THEN tool_calls ELSE '[]' END) WHERE type = 'object')"
+)
+
+
+def trigram_available(conn: sqlite3.Connection) -> bool:
+    """True when this SQLite build has FTS5's trigram tokenizer (3.34+)."""
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._hermes_trigram_probe USING fts5(x, tokenize='trigram')")
+    except sqlite3.OperationalError:
+        return False
+    conn.execute("DROP TABLE temp._hermes_trigram_probe")
+    return True
+
+
+def has_trigram_index(conn: sqlite3.Connection) -> bool:
+    """True when this database carries the trigram index."""
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'messages_trigram'").fetchone()
+    return row is not None
+
+
+def _fts_sync_triggers(table: str) -> str:
+    return f"""
+    CREATE TRIGGER {table}_ai AFTER INSERT ON messages BEGIN
+        INSERT INTO {table}(rowid, content, tool_name, tool_args)
+        VALUES (new.id, new.content, new.tool_name, new.tool_args);
+    END;
+    CREATE TRIGGER {table}_ad AFTER DELETE ON messages BEGIN
+        INSERT INTO {table}({table}, rowid, content, tool_name, tool_args)
+        VALUES ('delete', old.id, old.content, old.tool_name, old.tool_args);
+    END;
+    CREATE TRIGGER {table}_au AFTER UPDATE OF content, tool_name, tool_args ON messages BEGIN
+        INSERT INTO {table}({table}, rowid, content, tool_name, tool_args)
+        VALUES ('delete', old.id, old.content, old.tool_name, old.tool_args);
+        INSERT INTO {table}(rowid, content, tool_name, tool_args)
+        VALUES (new.id, new.content, new.tool_name, new.tool_args);
+    END;
+    """
+
+
+def _create_fts(db: Database, table: str, tokenize: str) -> None:
+    db.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5(content, tool_name, tool_args, "
+        f"content='messages', content_rowid='id', tokenize=\"{tokenize}\")"
+    )
+    for statement in _fts_sync_triggers(table).split("END;"):
+        if statement.strip():
+            db.execute(statement + "END;")
+    db.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+
+
+def _build() -> Migrations:
+    from sqlite_utils.migrations import Migrations
+
+    m = Migrations(MIGRATION_SET)
+
+    @m()
+    def m001_sessions_and_messages(db: Database) -> None:
+        db["sessions"].create(
+            {
+                "id": str,
+                "source": str,
+                "model": str,
+                "system_prompt": str,
+                "parent_session_id": str,
+                "started_at": float,
+                "ended_at": float,
+                "end_reason": str,
+                "title": str,
+                "message_count": int,
+            },
+            pk="id",
+            defaults={"message_count": 0},
+            not_null={"source", "started_at"},
+        )
+        db["messages"].create(
+            {
+                "id": int,
+                "session_id": str,
+                "role": str,
+                "content": str,
+                "tool_calls": str,
+                "tool_call_id": str,
+                "tool_name": str,
+                "timestamp": float,
+            },
+            pk="id",
+            not_null={"session_id", "role", "timestamp"},
+        )
+        db["messages"].create_index(["session_id", "id"], index_name="idx_messages_session")
+        db["sessions"].create_index(["parent_session_id"], index_name="idx_sessions_parent")
+        db["sessions"].create_index(["started_at"], index_name="idx_sessions_started")
+
+    @m()
+    def m002_message_details(db: Database) -> None:
+        messages = db["messages"]
+        # Structured content (a list of parts) is kept as JSON beside its plain text.
+        messages.add_column("content_parts", str)
+        messages.add_column("reasoning", str)
+        messages.add_column("finish_reason", str)
+        messages.add_column("token_count", int)
+
+    @m()
+    def m003_usage_accounting(db: Database) -> None:
+        sessions = db["sessions"]
+        for column in (
+            "tool_call_count",
+            "api_call_count",
+            "compression_count",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "reasoning_tokens",
+        ):
+            sessions.add_column(column, int, not_null_default=0)
+        sessions.add_column("estimated_cost_usd", float, not_null_default=0.0)
+        sessions.add_column("cost_status", str)
+        sessions.add_column("updated_at", float)
+        db.execute("UPDATE sessions SET updated_at = coalesce(ended_at, started_at)")
+        db["sessions"].create_index(["source", "started_at"], index_name="idx_sessions_source")
+
+    @m()
+    def m004_unique_titles(db: Database) -> None:
+        db.execute("CREATE UNIQUE INDEX idx_sessions_title ON sessions(title) WHERE title IS NOT NULL")
+
+    @m()
+    def m005_fts(db: Database) -> None:
+        # The text of tool-call arguments, kept beside the JSON so the indexes
+        # can use ``messages`` itself as their external content.
+        db["messages"].add_column("tool_args", str)
+        db.execute(f"UPDATE messages SET tool_args = {_TOOL_ARGS_SQL} WHERE tool_calls IS NOT NULL")
+        _create_fts(db, "messages_fts", "unicode61 remove_diacritics 2")
+
+    @m()
+    def m006_trigram(db: Database) -> None:
+        # Recorded as applied even where it is skipped: search then falls back to LIKE.
+        if getattr(db, "hermes_trigram", True) and trigram_available(db.conn):
+            _create_fts(db, "messages_trigram", "trigram")
+
+    return m
+
+
+_migrations: Migrations | None = None
+
+
+def migrations() -> Migrations:
+    """The store's migration set (built on first use, so sqlite_utils loads lazily)."""
+    global _migrations
+    if _migrations is None:
+        _migrations = _build()
+    return _migrations
+
+
+def apply_migrations(conn: sqlite3.Connection, *, trigram: bool = True, stop_before: Any = None) -> list[str]:
+    """Apply pending migrations on ``conn``; return the names applied.
+
+    The caller holds the store's write lock, so concurrent openers of a new
+    file do not race each other through the same migration.
+    """
+    from sqlite_utils import Database
+
+    db = Database(conn, execute_plugins=False)
+    db.hermes_trigram = trigram  # type: ignore[attr-defined]  # read by m006_trigram
+    m = migrations()
+    pending = [p.name for p in m.pending(db)]
+    if pending:
+        m.apply(db, stop_before=stop_before)
+    return [name for name in pending if name in {a.name for a in m.applied(db)}]

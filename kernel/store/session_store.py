@@ -1,0 +1,563 @@
+"""SessionStore: sessions, messages, lineage, titles and usage in ``HERMES_HOME/state.db``.
+
+One store object owns one connection. Every write is one small transaction
+through :meth:`SessionStore._write` (flock, ``BEGIN IMMEDIATE``, jittered
+retries); the agent loop calls :meth:`append_messages` after every step so a
+crash loses nothing that completed. Search, lineage walks, accounting and
+export live in their own modules; this class ties them to the connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import HermesError
+from ..usage import CanonicalUsage, CostResult
+from . import lineage as _lineage
+from .accounting import SessionUsage, read_usage, usage_update
+from .concurrency import CHECKPOINT_EVERY, WriteLock, connect, with_retries
+from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
+from .export import EXPORT_FORMATS, export_jsonl, export_markdown
+from .schema import apply_migrations, migrations
+from .search import SearchHit, SortOrder, search_messages
+from .titles import next_numbered_title, sanitize_title
+
+__all__ = ["Conversation", "SessionNotFoundError", "SessionStore", "TitleInUseError", "new_session_id"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SESSION_COLUMNS = (
+    "id", "source", "model", "system_prompt", "parent_session_id", "started_at", "ended_at",
+    "end_reason", "title", "message_count", "tool_call_count", "api_call_count",
+    "compression_count", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "cost_status", "updated_at",
+)  # fmt: skip
+_MESSAGE_COLUMNS = (
+    "id", "session_id", "role", "content", "content_parts", "tool_calls", "tool_call_id",
+    "tool_name", "reasoning", "finish_reason", "token_count", "timestamp",
+)  # fmt: skip
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_id, "
+    "tool_name, reasoning, finish_reason, token_count, timestamp, tool_args) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+class SessionNotFoundError(HermesError):
+    """No session with that id."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session {session_id!r}; see `hermes sessions list`")
+
+
+class TitleInUseError(HermesError):
+    """Another session already has that title."""
+
+
+def new_session_id(now: datetime | None = None) -> str:
+    """``YYYYMMDD_HHMMSS_`` plus 6 hex digits: sortable by time, unique in practice."""
+    return (now or datetime.now()).strftime("%Y%m%d_%H%M%S_") + secrets.token_hex(3)
+
+
+@dataclass
+class Conversation:
+    """A session loaded for resuming: its row and its messages, oldest first."""
+
+    session: dict[str, Any]
+    messages: list[dict[str, Any]]
+
+
+def _message_row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:
+    content, parts = encode_content(strip_images(message.get("content")))
+    tool_calls = message.get("tool_calls")
+    return (
+        session_id,
+        message["role"],
+        content,
+        parts,
+        to_json(tool_calls) if tool_calls is not None else None,
+        message.get("tool_call_id"),
+        message.get("tool_name", message.get("name")),
+        message.get("reasoning", message.get("reasoning_content")),
+        message.get("finish_reason"),
+        message.get("token_count"),
+        float(message.get("timestamp") or now),
+        tool_args_text(tool_calls),
+    )
+
+
+def _decode_message(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
+    data = dict(zip(_MESSAGE_COLUMNS, row))
+    data["content"] = decode_content(data["content"], data.pop("content_parts"))
+    data["tool_calls"] = from_json(data["tool_calls"])
+    return data
+
+
+def chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored message as the loop sends it to a provider: role, content and what is set."""
+    out: dict[str, Any] = {"role": message["role"], "content": message["content"]}
+    for key in ("tool_calls", "tool_call_id", "tool_name", "reasoning"):
+        if message.get(key) is not None:
+            out[key] = message[key]
+    return out
+
+
+class SessionStore:
+    """The session database of one HERMES_HOME (or any path, for tests and tools).
+
+    ``trigram=False`` creates a new database without the trigram index (search
+    then falls back to LIKE for substrings); it does not drop an existing one.
+    """
+
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        trigram: bool = True,
+        synchronous: str = "NORMAL",
+        checkpoint_every: int = CHECKPOINT_EVERY,
+    ) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.checkpoint_every = checkpoint_every
+        self._lock = WriteLock(self.path)
+        self._mutex = threading.RLock()  # one connection, possibly several tool threads
+        self._writes = 0
+        self.conn = connect(self.path, synchronous=synchronous)
+        try:
+            self._open(trigram)
+        except BaseException:
+            self.conn.close()
+            self._lock.close()
+            raise
+
+    @classmethod
+    def for_home(cls, home: Any, **kwargs: Any) -> SessionStore:
+        """The store at ``home.state_db`` (a :class:`~hermes.kernel.HermesHome`)."""
+        return cls(home.state_db, **kwargs)
+
+    def _open(self, trigram: bool) -> None:
+        def setup() -> None:
+            with self._lock.held():
+                # Switching to WAL needs the write lock once; afterwards it is a no-op read.
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self.conn.execute("PRAGMA journal_mode = WAL")
+                apply_migrations(self.conn, trigram=trigram)
+
+        from sqlite_utils import Database
+
+        db = Database(self.conn, execute_plugins=False)
+
+        def needs_setup() -> bool:
+            # A read, without the lock: the common case (an up-to-date file) never waits.
+            wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+            return not wal or bool(migrations().pending(db))
+
+        if with_retries(needs_setup):
+            with_retries(setup)
+
+    # -- plumbing --------------------------------------------------------------
+
+    def close(self) -> None:
+        """Checkpoint (PASSIVE) and close."""
+        with self._mutex:
+            if self.conn is None:
+                return
+            self._checkpoint()
+            self.conn.close()
+            self.conn = None  # type: ignore[assignment]
+            self._lock.close()
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _checkpoint(self) -> None:
+        try:
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.OperationalError as exc:  # busy: another checkpointer; try next time
+            log.debug("checkpoint skipped: %s", exc)
+
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction under the write lock, retrying when busy."""
+
+        def attempt() -> T:
+            with self._lock.held():
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(self.conn)
+                    self.conn.execute("COMMIT")
+                except BaseException:
+                    if self.conn.in_transaction:
+                        self.conn.execute("ROLLBACK")
+                    raise
+            return result
+
+        with self._mutex:
+            result = with_retries(attempt)
+            self._writes += 1
+            if self.checkpoint_every and self._writes % self.checkpoint_every == 0:
+                self._checkpoint()
+            return result
+
+    def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        with self._mutex:
+            return with_retries(lambda: fn(self.conn))
+
+    # -- sessions --------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        source: str = "cli",
+        model: str | None = None,
+        system_prompt: str | None = None,
+        parent_session_id: str | None = None,
+        title: str | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        """Open a new session and return its id."""
+        sid = session_id or new_session_id()
+        clean = sanitize_title(title)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            if clean is not None:
+                self._check_title_free(conn, clean, sid)
+            now = time.time()
+            conn.execute(
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, "
+                "title, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (sid, source, model, system_prompt, parent_session_id, now, clean, now),
+            )
+
+        self._write(insert)
+        return sid
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session row as a dict, or None."""
+        cols = ", ".join(SESSION_COLUMNS)
+        row = self._read(lambda c: c.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (session_id,)).fetchone())
+        return dict(zip(SESSION_COLUMNS, row)) if row else None
+
+    def require_session(self, session_id: str) -> dict[str, Any]:
+        """The session row, or SessionNotFoundError."""
+        session = self.get_session(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        return session
+
+    def resolve_session_id(self, text: str) -> str:
+        """An exact id, or a prefix that matches exactly one session."""
+        if self.get_session(text) is not None:
+            return text
+        from .titles import escape_like
+
+        rows = self._read(
+            lambda c: c.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 2", (escape_like(text) + "%",)
+            ).fetchall()
+        )
+        if len(rows) == 1 and text:
+            return rows[0][0]
+        if len(rows) > 1 and text:
+            raise HermesError(f"session id prefix {text!r} is ambiguous; give more characters")
+        raise SessionNotFoundError(text)
+
+    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
+        """Sessions, newest first."""
+        cols = ", ".join(SESSION_COLUMNS)
+        sql = f"SELECT {cols} FROM sessions" + (" WHERE source = ?" if source else "")
+        sql += " ORDER BY started_at DESC, id DESC" + (" LIMIT ?" if limit is not None else "")
+        params: list[Any] = [source] if source else []
+        if limit is not None:
+            params.append(limit)
+        rows = self._read(lambda c: c.execute(sql, params).fetchall())
+        return [dict(zip(SESSION_COLUMNS, row)) for row in rows]
+
+    def end_session(self, session_id: str, reason: str) -> None:
+        """Mark a session ended with ``reason`` (user_exit, new, compression, branched, timeout, ...)."""
+
+        def update(conn: sqlite3.Connection) -> None:
+            now = time.time()
+            cur = conn.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = ?, updated_at = ? WHERE id = ?",
+                (now, reason, now, session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._write(update)
+
+    # -- titles ----------------------------------------------------------------
+
+    @staticmethod
+    def _check_title_free(conn: sqlite3.Connection, title: str, session_id: str) -> None:
+        row = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchone()
+        if row is not None:
+            raise TitleInUseError(f"title {title!r} is already used by session {row[0]}")
+
+    def set_title(self, session_id: str, title: str | None) -> str | None:
+        """Set (or clear, with None/blank) the title; returns the sanitised title."""
+        clean = sanitize_title(title)
+
+        def update(conn: sqlite3.Connection) -> None:
+            if clean is not None:
+                self._check_title_free(conn, clean, session_id)
+            cur = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._write(update)
+        return clean
+
+    # -- messages --------------------------------------------------------------
+
+    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
+        """Append one message; returns its id."""
+        return self.append_messages(session_id, [message])[0]
+
+    def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Append messages in one transaction (all or none); returns their ids."""
+        now = time.time()
+        messages = list(messages)
+        # Encoding (and image stripping) happens before the lock is taken.
+        rows = [_message_row(session_id, m, now) for m in messages]
+        tool_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
+        return self._write(lambda conn: self._insert_messages(conn, session_id, rows, tool_calls, now))
+
+    @staticmethod
+    def _insert_messages(
+        conn: sqlite3.Connection, session_id: str, rows: list[tuple[Any, ...]], tool_calls: int, now: float
+    ) -> list[int]:
+        cur = conn.execute(
+            "UPDATE sessions SET message_count = message_count + ?, tool_call_count = tool_call_count + ?, "
+            "updated_at = ? WHERE id = ?",
+            (len(rows), tool_calls, now, session_id),
+        )
+        if cur.rowcount == 0:
+            raise SessionNotFoundError(session_id)
+        return [conn.execute(_INSERT_MESSAGE, row).lastrowid for row in rows]  # type: ignore[misc]
+
+    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """Every message of a session, oldest first, content decoded exactly."""
+        cols = ", ".join(_MESSAGE_COLUMNS)
+        rows = self._read(
+            lambda c: c.execute(f"SELECT {cols} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        )
+        return [_decode_message(row) for row in rows]
+
+    # -- lineage ---------------------------------------------------------------
+
+    def lineage_root(self, session_id: str) -> str | None:
+        """The first session of the lineage ``session_id`` belongs to."""
+        return self._read(lambda c: _lineage.lineage_root(c, session_id))
+
+    def lineage(self, session_id: str) -> dict[str, Any]:
+        """Ancestors (nearest first, with end reasons) and direct children of a session."""
+        self.require_session(session_id)
+
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            chain = _lineage.ancestry(conn, session_id)
+            children = conn.execute(
+                "SELECT id, title, started_at FROM sessions WHERE parent_session_id = ? ORDER BY started_at, id",
+                (session_id,),
+            ).fetchall()
+            return {
+                "root_session_id": chain[-1][0],
+                "ancestors": [{"id": i, "end_reason": r} for i, r in chain[1:]],
+                "children": [{"id": i, "title": t, "started_at": s} for i, t, s in children],
+            }
+
+        return self._read(read)
+
+    def _child(
+        self, parent_id: str, reason: str, *, title: str | None, copy_messages: bool, source: str | None,
+        system_prompt: str | None, messages: list[Mapping[str, Any]] | None,
+    ) -> str:  # fmt: skip
+        child_id = new_session_id()
+        now = time.time()
+        rows = [_message_row(child_id, m, now) for m in messages or []]
+
+        def create(conn: sqlite3.Connection) -> None:
+            parent = conn.execute(
+                "SELECT source, model, system_prompt, title FROM sessions WHERE id = ?", (parent_id,)
+            ).fetchone()
+            if parent is None:
+                raise SessionNotFoundError(parent_id)
+            p_source, model, p_prompt, p_title = parent
+            clean = sanitize_title(title)
+            if clean is not None:
+                self._check_title_free(conn, clean, child_id)
+            elif p_title:
+                clean = next_numbered_title(conn, p_title)
+            conn.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = ?, updated_at = ?, "
+                "compression_count = compression_count + ? WHERE id = ?",
+                (now, reason, now, 1 if reason == "compression" else 0, parent_id),
+            )
+            conn.execute(
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, "
+                "title, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                (child_id, source or p_source, model, system_prompt if system_prompt is not None else p_prompt,
+                 parent_id, now, clean, now),
+            )  # fmt: skip
+            if copy_messages:
+                cols = ", ".join(c for c in (*_MESSAGE_COLUMNS, "tool_args") if c not in ("id", "session_id"))
+                conn.execute(
+                    f"INSERT INTO messages (session_id, {cols}) SELECT ?, {cols} FROM messages "
+                    "WHERE session_id = ? ORDER BY id",
+                    (child_id, parent_id),
+                )
+            for row in rows:
+                conn.execute(_INSERT_MESSAGE, row)
+            conn.execute(
+                "UPDATE sessions SET message_count = (SELECT count(*) FROM messages WHERE session_id = ?), "
+                "tool_call_count = (SELECT coalesce(sum(json_array_length(tool_calls)), 0) FROM messages "
+                "WHERE session_id = ? AND json_valid(tool_calls)) WHERE id = ?",
+                (child_id, child_id, child_id),
+            )
+
+        self._write(create)
+        return child_id
+
+    def branch(self, session_id: str, *, title: str | None = None, source: str | None = None) -> str:
+        """A child with the history copied; the parent ends with ``branched``. Returns the child's id.
+
+        Without ``title`` the child is numbered after the parent (``Refactor auth #2``).
+        """
+        return self._child(
+            session_id, "branched", title=title, copy_messages=True, source=source, system_prompt=None, messages=None
+        )
+
+    def compression_child(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]] = (),
+        *,
+        system_prompt: str | None = None,
+        title: str | None = None,
+    ) -> str:
+        """End ``session_id`` with ``compression`` and continue in a child holding ``messages``.
+
+        The parent keeps its original messages (search still finds them); the
+        child gets the compressed history and the next title in the lineage.
+        """
+        return self._child(
+            session_id, "compression", title=title, copy_messages=False, source=None,
+            system_prompt=system_prompt, messages=list(messages),
+        )  # fmt: skip
+
+    def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
+        """Load a session as a conversation to continue.
+
+        With ``follow_compression`` an ended-by-compression session resolves to
+        the newest session continuing it, whose history is the live one.
+        """
+        self.require_session(session_id)
+        target = self._read(lambda c: _lineage.compression_tip(c, session_id)) if follow_compression else session_id
+        return Conversation(self.require_session(target), [chat_message(m) for m in self.get_messages(target)])
+
+    def compression_ancestry(self, session_id: str) -> list[str]:
+        """``session_id`` and the sessions it continues through compression, oldest first."""
+        return self._read(lambda c: _lineage.compression_ancestry(c, session_id))
+
+    # -- usage -----------------------------------------------------------------
+
+    def record_usage(self, session_id: str, usage: CanonicalUsage, cost: CostResult | None = None) -> None:
+        """Add one provider response's tokens, API call(s) and cost to the session."""
+        now = time.time()
+
+        def update(conn: sqlite3.Connection) -> None:
+            if usage_update(conn, session_id, usage, cost, now) == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._write(update)
+
+    def usage(self, session_id: str | None = None) -> SessionUsage:
+        """Accumulated usage of one session, or of all sessions."""
+        result = self._read(lambda c: read_usage(c, session_id))
+        if result is None:
+            raise SessionNotFoundError(str(session_id))
+        return result
+
+    # -- search ----------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        sort: SortOrder = "rank",
+        source: str | None = None,
+        role: str | None = None,
+        session_id: str | None = None,
+        context: bool = True,
+    ) -> list[SearchHit]:
+        """Messages matching ``query`` (any text; never raises on it). See :mod:`.search`."""
+        return self._read(
+            lambda c: search_messages(
+                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+            )
+        )
+
+    # -- removal and export ------------------------------------------------------
+
+    @staticmethod
+    def _delete(conn: sqlite3.Connection, session_id: str) -> bool:
+        parent = conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if parent is None:
+            return False
+        # Children keep a connected lineage: they hang from the deleted session's parent.
+        conn.execute("UPDATE sessions SET parent_session_id = ? WHERE parent_session_id = ?", (parent[0], session_id))
+        conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+        return True
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and its messages (its children re-link to its parent)."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            if not self._delete(conn, session_id):
+                raise SessionNotFoundError(session_id)
+
+        self._write(delete)
+
+    def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
+        """Delete sessions idle for more than ``older_than_days``; returns their ids.
+
+        Deletes in small batches so other writers are never held up for long.
+        """
+        if older_than_days < 0:
+            raise HermesError("--older-than must be zero or more days")
+        cutoff = (now if now is not None else time.time()) - older_than_days * 86400
+        deleted: list[str] = []
+        while True:
+            def batch(conn: sqlite3.Connection) -> list[str]:
+                ids = [r[0] for r in conn.execute(
+                    "SELECT id FROM sessions WHERE coalesce(updated_at, ended_at, started_at) < ? LIMIT 20", (cutoff,)
+                )]  # fmt: skip
+                return [sid for sid in ids if self._delete(conn, sid)]
+
+            done = self._write(batch)
+            deleted += done
+            if not done:
+                return deleted
+
+    def export(self, session_id: str, fmt: str = "jsonl") -> str:
+        """The session and its messages as ``jsonl`` or ``markdown``."""
+        if fmt not in EXPORT_FORMATS:
+            raise HermesError(f"unknown export format {fmt!r}; use one of: {', '.join(EXPORT_FORMATS)}")
+        session = self.require_session(session_id)
+        messages = self.get_messages(session_id)
+        return export_jsonl(session, messages) if fmt == "jsonl" else export_markdown(session, messages)

@@ -1,0 +1,122 @@
+"""The ``session_search`` tool: the agent searches its own past sessions.
+
+Hits are grouped under their lineage root, so a conversation compressed many
+times reads as one conversation, and each carries a snippet and one message
+of context either side. The store comes from ``ctx.services["store"]`` or,
+failing that, from ``ctx.home.state_db``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes.kernel import Tool, ToolContext, ToolError
+
+__all__ = ["TOOLS", "session_search", "session_search_tool"]
+
+MAX_LIMIT = 50
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "description": "Words or a phrase to find. Every word must match; quotes and operators are plain text. "
+            "Substrings and CJK text are found too.",
+        },
+        "limit": {"type": "integer", "description": f"Maximum hits (1-{MAX_LIMIT}, default 10).", "minimum": 1},
+        "sort": {"type": "string", "enum": ["rank", "time"], "description": "rank: best match first; time: newest first."},
+        "role": {"type": "string", "enum": ["user", "assistant", "tool"], "description": "Only messages with this role."},
+        "source": {"type": "string", "description": "Only sessions from this source (cli, api, subagent, ...)."},
+        "include_current": {
+            "type": "boolean",
+            "description": "Also search the current session (default false: its messages are already in context).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+def _open_store(ctx: ToolContext) -> tuple[Any, bool]:
+    """``(store, owned)``: the shared store, or one opened on the home's state.db (closed after use)."""
+    store = (ctx.services or {}).get("store")
+    if store is not None:
+        return store, False
+    path = getattr(ctx.home, "state_db", None)
+    if path is None:
+        raise ToolError("session search is unavailable: no session store was given and no HERMES_HOME is known")
+    if not path.exists():
+        raise ToolError("there are no past sessions to search yet")
+    from hermes.kernel.store import SessionStore
+
+    return SessionStore(path), True
+
+
+def _int(value: Any, default: int) -> int:
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ToolError(f"argument 'limit' must be an integer, got {value!r}") from None
+    if number < 1:
+        raise ToolError("argument 'limit' must be at least 1")
+    return min(number, MAX_LIMIT)
+
+
+def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """Handler: search stored sessions and group the hits by conversation (lineage root)."""
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("argument 'query' must be a non-empty string")
+    sort = args.get("sort") or "rank"
+    if sort not in ("rank", "time"):
+        raise ToolError("argument 'sort' must be 'rank' or 'time'")
+    limit = _int(args.get("limit"), 10)
+    include_current = bool(args.get("include_current"))
+    store, owned = _open_store(ctx)
+    try:
+        # Ask for a few more, since the current session's hits may be dropped.
+        hits = store.search(query, limit=limit + 20, sort=sort, role=args.get("role") or None, source=args.get("source") or None)
+    finally:
+        if owned:
+            store.close()
+    conversations: dict[str, dict[str, Any]] = {}
+    count = 0
+    for hit in hits:
+        if not include_current and ctx.session_id and hit.session_id == ctx.session_id:
+            continue
+        if count >= limit:
+            break
+        count += 1
+        group = conversations.setdefault(
+            hit.root_session_id, {"root_session_id": hit.root_session_id, "title": hit.root_title, "hits": []}
+        )
+        group["hits"].append(
+            {
+                "session_id": hit.session_id,
+                "message_id": hit.message_id,
+                "role": hit.role,
+                "snippet": hit.snippet,
+                "before": hit.before,
+                "after": hit.after,
+            }
+        )
+    return {"query": query, "total_hits": count, "conversations": list(conversations.values())}
+
+
+session_search_tool = Tool(
+    name="session_search",
+    description=(
+        "Search your own past conversations (all stored sessions, including compressed history). "
+        "Returns matching messages with a snippet and the message before and after, grouped by conversation."
+    ),
+    parameters=PARAMETERS,
+    handler=session_search,
+    toolset="session_search",
+    read_only=True,
+    max_result_chars=20_000,
+)
+
+TOOLS = [session_search_tool]

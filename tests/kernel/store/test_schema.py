@@ -1,0 +1,95 @@
+"""Migrations: a blank database and one made by the oldest migration both reach the current schema."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from hermes.kernel.store import SessionStore
+from hermes.kernel.store.schema import MIGRATION_SET, apply_migrations, migrations, trigram_available
+
+
+def _schema(path: Path) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(
+            (row[0], row[1], " ".join((row[2] or "").split()))
+            for row in conn.execute("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")
+        )
+    finally:
+        conn.close()
+
+
+def _applied(path: Path) -> list[str]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = ? ORDER BY id", (MIGRATION_SET,)
+        ).fetchall()
+        return [r[0] for r in rows]
+    finally:
+        conn.close()
+
+
+def test_blank_and_oldest_databases_end_at_the_current_schema(tmp_path: Path) -> None:
+    names = [m.name for m in migrations()._migrations]
+    assert names[0] == "m001_sessions_and_messages" and len(names) >= 5
+
+    blank = tmp_path / "blank.db"
+    SessionStore(blank).close()
+
+    oldest = tmp_path / "oldest.db"
+    conn = sqlite3.connect(oldest, isolation_level=None)
+    apply_migrations(conn, stop_before=names[1])
+    conn.execute(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('20250101_000000_abcdef', 'cli', 1.0, 'Old one')"
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) "
+        "VALUES ('20250101_000000_abcdef', 'user', 'legacy searchable words', 1.0)"
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, role, tool_calls, timestamp) VALUES ('20250101_000000_abcdef', "
+        """'assistant', '[{"function": {"name": "f", "arguments": "{\\"path\\": \\"old_vault.py\\"}"}}, 7]', 2.0)"""
+    )
+    conn.close()
+    assert _applied(oldest) == names[:1]
+    assert _schema(oldest) != _schema(blank)
+
+    with SessionStore(oldest) as store:
+        # Rows written under the oldest schema are indexed and accounted by the newer ones.
+        hits = store.search("legacy searchable")
+        assert [h.session_id for h in hits] == ["20250101_000000_abcdef"]
+        # The backfill extracts tool-call arguments exactly as new writes do.
+        from hermes.kernel.store.content import tool_args_text
+
+        [old_call] = [m for m in store.get_messages("20250101_000000_abcdef") if m["tool_calls"]]
+        stored = store.conn.execute("SELECT tool_args FROM messages WHERE id = ?", (old_call["id"],)).fetchone()[0]
+        assert stored == tool_args_text(old_call["tool_calls"]) == '{"path": "old_vault.py"}'
+        assert [h.role for h in store.search("old_vault")] == ["assistant"]
+        assert store.usage("20250101_000000_abcdef").api_calls == 0
+        assert store.get_session("20250101_000000_abcdef")["updated_at"] == 1.0
+
+    assert _applied(oldest) == _applied(blank) == names
+    assert _schema(oldest) == _schema(blank)
+
+
+def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert apply_migrations(conn) == []
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_trigram_index_is_created_only_where_available_and_wanted(tmp_path: Path) -> None:
+    probe = sqlite3.connect(":memory:")
+    with SessionStore(tmp_path / "a.db") as store:
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        assert ("messages_trigram" in names) == trigram_available(probe)
+        assert "messages_fts" in names
+    with SessionStore(tmp_path / "b.db", trigram=False) as store:
+        names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
+        assert "messages_trigram" not in names and "messages_fts" in names
+    assert _applied(tmp_path / "a.db") == _applied(tmp_path / "b.db")
