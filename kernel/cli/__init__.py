@@ -55,8 +55,9 @@ def build_app(host: PluginHost) -> typer.Typer:
     )
     app.callback()(_root)
 
-    from . import config_cmd, doctor, plugin, profile
+    from . import chat, config_cmd, doctor, plugin, profile
 
+    app.command("chat")(chat.chat)
     app.add_typer(config_cmd.app, name="config")
     app.add_typer(profile.app, name="profile")
     app.add_typer(plugin.app, name="plugin")

@@ -1,0 +1,7 @@
+"""The agent loop: model calls, tool calls, recovery, interrupts, persistence."""
+
+from .calling import ModelRoute
+from .history import fence_memory_context, repair_history
+from .loop import EMPTY_ANSWER, Agent, AgentEvent
+
+__all__ = ["EMPTY_ANSWER", "Agent", "AgentEvent", "ModelRoute", "fence_memory_context", "repair_history"]

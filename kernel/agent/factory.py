@@ -1,0 +1,135 @@
+"""Build an :class:`Agent` from configuration: providers, fallbacks, tools, store."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..errors import ConfigError, HermesError
+from ..home import HermesHome
+from ..host import PluginHost
+from .calling import ModelRoute
+from .loop import Agent, AgentEvent
+
+__all__ = ["build_agent", "describe_result", "open_route"]
+
+
+def open_route(
+    host: PluginHost,
+    config: Config,
+    home: HermesHome,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+) -> ModelRoute:
+    """A model route for ``provider`` (default ``model.provider``) and its model name.
+
+    Fails before any request when no key is usable: one line naming the
+    environment variable and the ``hermes auth add`` command.
+    """
+    from ..providers.client import open_model_client
+
+    client = open_model_client(host, config, home, provider=provider)
+    if provider is not None and provider != config.get("model.provider"):
+        # model.base_url belongs to the primary provider, not to a fallback.
+        env_url = getattr(client.provider_class, "env_base_url", None)
+        client.base_url = base_url or (os.environ.get(env_url) if env_url else None) or None
+    elif base_url:
+        client.base_url = base_url
+    name = model or (str(config.get("model.name") or "") if provider in (None, config.get("model.provider")) else "")
+    name = name or str(getattr(client.provider_class, "default_model", "") or "")
+    if not name:
+        raise ConfigError(
+            f"no model set for provider {client.name!r}; pass --model NAME or run `hermes config set model.name NAME`"
+        )
+    if client.pool is not None and not client.pool.credentials() and not client.base_url:
+        env = getattr(client.provider_class, "env_key", None) or f"{client.name.upper()}_API_KEY"
+        raise HermesError(
+            f"no API key for {client.name}: set {env} (or `hermes config set {env} KEY`), "
+            f"or run `hermes auth add {client.name}`"
+        )
+    return ModelRoute(client, name, lease=client.lease())
+
+
+def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[ModelRoute]:
+    entries = config.get("fallback_providers", []) or []
+    if not isinstance(entries, list):
+        raise ConfigError("fallback_providers must be a list of {provider, model, base_url} entries")
+    routes = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("provider"):
+            raise ConfigError("each fallback_providers entry needs at least a provider name")
+        try:
+            routes.append(
+                open_route(host, config, home, provider=str(entry["provider"]), model=entry.get("model"),
+                           base_url=entry.get("base_url"))
+            )  # fmt: skip
+        except HermesError:
+            continue  # an unusable fallback must not stop the primary from working
+    return routes
+
+
+def build_agent(
+    *,
+    host: PluginHost,
+    config: Config,
+    home: HermesHome,
+    provider: str | None = None,
+    model: str | None = None,
+    toolsets: Sequence[str] | None = None,
+    resume: str | None = None,
+    interactive: bool = False,
+    source: str = "cli",
+    stream: bool = True,
+    on_event: Callable[[AgentEvent], None] | None = None,
+    ask_user: Callable[[str, list[str] | None], str] | None = None,
+    approve: Callable[[str, str], bool] | None = None,
+    cwd: Path | None = None,
+) -> Agent:
+    """The agent a ``hermes chat`` runs, as configured (flags override config)."""
+    from ..store import SessionStore
+    from ..tool_registry import ToolRegistry
+
+    route = open_route(host, config, home, provider=provider, model=model)
+    routes = [route, *_fallbacks(host, config, home)]
+    chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
+    tools = ToolRegistry.load(host, chosen or None, interactive=interactive)
+    home.ensure()
+    store = SessionStore.for_home(home)
+    if resume:
+        resume = store.resolve_session_id(resume)
+    return Agent(
+        routes=routes,
+        tools=tools,
+        host=host,
+        store=store,
+        max_iterations=int(config.get("agent.max_iterations", 90)),
+        results_dir=home.results_dir,
+        source=source,
+        session_id=resume,
+        soul_path=home.path / "SOUL.md",
+        cwd=cwd,
+        stream=stream,
+        max_tokens=int(config.get("model.max_tokens", 4096)),
+        temperature=config.get("model.temperature", None),
+        on_event=on_event,
+        ask_user=ask_user,
+        approve=approve,
+        home=home,
+        config=config,
+    )
+
+
+def describe_result(result: dict[str, Any]) -> str:
+    """A one-line status for a turn that did not complete."""
+    if result.get("failed"):
+        return f"the turn failed: {result.get('error')}"
+    if result.get("interrupted"):
+        return "interrupted; send another message to continue"
+    if result.get("empty"):
+        return "the model gave no answer"
+    return "done"

@@ -1,0 +1,81 @@
+"""Keeping a message list one that every provider accepts, and fencing recalled context."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["SKIPPED_RESULT", "fence_memory_context", "repair_history", "unanswered_tool_calls"]
+
+SKIPPED_RESULT = "skipped: this call did not run (the turn was interrupted before it); run it again if it is still needed"
+
+_FENCE_TAG = re.compile(r"</?\s*memory-context\s*>", re.I)
+
+
+def fence_memory_context(texts: Iterable[str]) -> str:
+    """Recalled context, fenced so the model cannot mistake it for the user's words.
+
+    Fence tags inside the recalled text are removed, so a stored memory cannot
+    close the fence early and speak as the user.
+    """
+    body = "\n\n".join(_FENCE_TAG.sub("", t).strip() for t in texts if t and t.strip())
+    if not body:
+        return ""
+    return (
+        "<memory-context>\n"
+        "[Recalled background from memory, not part of the user's message. "
+        "Use it only where it helps with the request.]\n"
+        f"{body}\n"
+        "</memory-context>"
+    )
+
+
+def unanswered_tool_calls(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool calls of the last assistant message that have no result yet."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            answered = {m.get("tool_call_id") for m in messages[index + 1 :] if m.get("role") == "tool"}
+            return [c for c in message["tool_calls"] if c.get("id") not in answered]
+        if message.get("role") == "user":
+            return []
+    return []
+
+
+def repair_history(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A copy where every tool call has exactly one result right after its assistant message.
+
+    Calls without a result (a crash or an interrupt between the model's answer
+    and the tools) get a "skipped" result; results whose call is not in the
+    assistant message before them are dropped (providers reject orphans).
+    """
+    repaired: list[dict[str, Any]] = []
+    open_calls: dict[str, dict[str, Any]] = {}
+
+    def close_open() -> None:
+        for call_id, call in open_calls.items():
+            repaired.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "tool_name": (call.get("function") or {}).get("name", ""),
+                    "content": SKIPPED_RESULT,
+                }
+            )
+        open_calls.clear()
+
+    for message in messages:
+        role = message.get("role")
+        if role == "tool":
+            if message.get("tool_call_id") in open_calls:
+                del open_calls[message["tool_call_id"]]
+                repaired.append(dict(message))
+            continue  # an orphan result
+        close_open()
+        repaired.append(dict(message))
+        if role == "assistant":
+            for call in message.get("tool_calls") or ():
+                open_calls[str(call.get("id"))] = call
+    close_open()
+    return repaired

@@ -1,0 +1,464 @@
+"""The agent: a conversation loop of model calls and tool calls.
+
+The outer loop runs model calls and tool batches until the model answers
+without tools (or the iteration budget runs out, after one grace call
+without tools). The inner loop (:meth:`Agent._call_model`) recovers a failed
+call: compress and retry on context overflow, switch to the next fallback
+provider, and keep streamed text when a connection drops. Nothing the
+provider or the model does wrong raises out of :meth:`Agent.run_conversation`;
+failures come back flagged in the result.
+
+Every step is flushed to the session store as it completes, so a killed
+process loses nothing that finished, and :func:`repair_history` makes the
+conversation valid again on resume.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..budget import IterationBudget
+from ..host import PluginHost
+from ..prompt import PromptContext, build_system_prompt
+from ..providers.base import ModelRequest, ModelResponse, StreamDelta
+from ..providers.errors import ProviderError
+from ..result_budget import ResultBudget
+from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
+from ..tools import ToolContext
+from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
+from .history import SKIPPED_RESULT, fence_memory_context, repair_history
+
+__all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
+
+log = logging.getLogger(__name__)
+
+EMPTY_ANSWER = "(empty)"
+_NUDGE = "Process the tool results above and continue with the task."
+_CONTINUE = "Your previous reply was cut off by the output limit. Continue exactly where it stopped, without repeating."
+_GRACE = (
+    "You have used every step this task may take. Do not call tools. Answer now with what you have: "
+    "what is done, what is not, and what the user should do next."
+)
+_MAX_EMPTY_RETRIES = 3
+_MAX_CONTINUATIONS = 3
+_MAX_COMPRESSIONS = 3
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    """Progress for whoever displays it: ``kind`` and details.
+
+    Kinds: ``text`` / ``reasoning`` (streamed pieces), ``tool_start``,
+    ``tool_end``, ``status`` (retries, fallbacks, compression, notes).
+    """
+
+    kind: str
+    text: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+class _TurnFailed(Exception):
+    def __init__(self, error: ProviderError | str) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class Agent:
+    """One conversation with a model and tools, persisted step by step.
+
+    :param routes: the primary model route first, then the fallbacks in order.
+    :param store: a SessionStore (or None for an unpersisted agent).
+    :param engine: the active context engine, or None (context overflow then fails).
+    :param interactive: True in the REPL: ``ask_user`` and ``approve`` are used.
+    """
+
+    def __init__(
+        self,
+        *,
+        routes: Sequence[ModelRoute],
+        tools: ToolRegistry,
+        host: PluginHost,
+        store: Any = None,
+        budget: IterationBudget | None = None,
+        max_iterations: int = 90,
+        results_dir: Path | None = None,
+        engine: Any = None,
+        source: str = "cli",
+        session_id: str | None = None,
+        system_message: str | None = None,
+        soul_path: Path | None = None,
+        memory_block: Callable[[], str | None] | None = None,
+        cwd: Path | None = None,
+        stream: bool = True,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        ask_user: Callable[[str, list[str] | None], str] | None = None,
+        approve: Callable[[str, str], bool] | None = None,
+        services: dict[str, Any] | None = None,
+        home: Any = None,
+        config: Any = None,
+    ) -> None:
+        if not routes:
+            raise ValueError("an agent needs at least one model route")
+        self.routes = list(routes)
+        self.tools = tools
+        self.host = host
+        self.store = store
+        self.budget = budget or IterationBudget(max_iterations)
+        self.engine = engine
+        self.source = source
+        self.system_message = system_message
+        self.soul_path = soul_path
+        self.memory_block = memory_block
+        self.cwd = cwd or Path.cwd()
+        self.stream = stream
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.on_event = on_event
+        self.result_budget = ResultBudget(results_dir) if results_dir is not None else None
+        self.session_id: str | None = session_id
+        self.system_prompt: str | None = None
+        self.messages: list[dict[str, Any]] = []
+        self.turn = 0
+        self._persisted = 0
+        self._ephemeral = ""  # this turn's fenced recall, sent but never stored
+        self._turn_index = -1
+        self._interrupt = threading.Event()
+        self.tool_context = ToolContext(
+            session_id=session_id, home=home, config=config, cwd=self.cwd,
+            services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
+            is_interrupted=self._interrupt.is_set,
+        )  # fmt: skip
+        if session_id is not None:
+            self._load_session(session_id)
+
+    # --- sessions ---------------------------------------------------------------
+
+    @property
+    def primary(self) -> ModelRoute:
+        return self.routes[0]
+
+    def _load_session(self, session_id: str) -> None:
+        if self.store is None:
+            raise ValueError("resuming a session needs a session store")
+        conversation = self.store.resume(session_id)
+        self.session_id = conversation.session["id"]
+        self.system_prompt = conversation.session.get("system_prompt")
+        stored = conversation.messages
+        self.messages = repair_history(stored)
+        # Skipped results the repair appended (a crash between a model answer and
+        # its tools) are persisted; a repair inside the history stays in memory.
+        appended_only = self.messages[: len(stored)] == stored
+        self._persisted = len(stored) if appended_only else len(self.messages)
+        self.turn = sum(1 for m in self.messages if m.get("role") == "user")
+        self.tool_context.session_id = self.session_id
+        self._flush()
+
+    def _ensure_session(self) -> str:
+        if self.session_id is not None and self.system_prompt is not None:
+            return self.session_id
+        from ..store import new_session_id
+
+        session_id = self.session_id or new_session_id()
+        self.system_prompt = self._build_prompt(session_id)
+        if self.store is not None:
+            # The frozen prompt is stored with the row: a resume reuses it byte for byte.
+            self.store.create_session(
+                session_id=session_id, source=self.source, model=self.primary.model, system_prompt=self.system_prompt
+            )
+        self.session_id = session_id
+        self.tool_context.session_id = session_id
+        return session_id
+
+    def _build_prompt(self, session_id: str) -> str:
+        return build_system_prompt(
+            PromptContext(
+                session_id=session_id,
+                model=self.primary.model,
+                provider=self.primary.client.name,
+                tool_names=tuple(self.tools.names),
+                soul_path=self.soul_path,
+                system_message=self.system_message,
+                memory_block=self.memory_block() if self.memory_block else None,
+                cwd=self.cwd,
+            )
+        )
+
+    def new_session(self, reason: str = "new") -> str:
+        """End the current session (a real end) and start a fresh one."""
+        old = self.session_id
+        self.end_session(reason)
+        self.session_id, self.system_prompt, self.messages, self._persisted, self.turn = None, None, [], 0, 0
+        new = self._ensure_session()
+        self.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason=reason)
+        return new
+
+    def end_session(self, reason: str = "user_exit") -> None:
+        """Mark the session ended and fire ``on_session_end`` (once per real end)."""
+        if self.session_id is None:
+            return
+        self._flush()
+        if self.store is not None and self.store.get_session(self.session_id) is not None:
+            self.store.end_session(self.session_id, reason)
+        self.host.call("on_session_end", session_id=self.session_id, messages=list(self.messages), reason=reason)
+
+    def switch_to(self, session_id: str, reason: str = "resume") -> None:
+        """Continue another stored session from here on."""
+        old = self.session_id
+        self._flush()
+        self._load_session(session_id)
+        self.host.call("on_session_switch", old_session_id=old, new_session_id=self.session_id, reason=reason)
+
+    def _flush(self) -> None:
+        if self.store is None or self.session_id is None:
+            self._persisted = len(self.messages)
+            return
+        pending = self.messages[self._persisted :]
+        if pending:
+            self.store.append_messages(self.session_id, pending)
+            self._persisted = len(self.messages)
+
+    def _append(self, *messages: dict[str, Any]) -> None:
+        self.messages.extend(messages)
+        self._flush()
+
+    # --- control ----------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop at the next safe point (thread-safe; Ctrl-C in the REPL calls it)."""
+        self._interrupt.set()
+
+    @property
+    def interrupted(self) -> bool:
+        return self._interrupt.is_set()
+
+    def _emit(self, kind: str, text: str = "", **data: Any) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(AgentEvent(kind, text, data))
+            except Exception:  # a display problem must not end the turn
+                log.debug("event handler failed", exc_info=True)
+
+    # --- the loop -----------------------------------------------------------------
+
+    def run_conversation(self, message: str) -> dict[str, Any]:
+        """Run one user turn to its end and report how it went.
+
+        Returns ``final_response``, ``messages``, ``api_calls``, ``completed``,
+        ``interrupted``, ``partial``, ``failed``, ``error``, ``session_id``
+        (and ``empty`` when the model never produced an answer).
+        """
+        self._interrupt.clear()
+        session_id = self._ensure_session()
+        self.turn += 1
+        self.host.call("on_turn_start", session_id=session_id, turn=self.turn, message=message)
+        recalled = self.host.call("prefetch", session_id=session_id, query=message)
+        self._ephemeral = fence_memory_context(r for r in recalled if isinstance(r, str))
+        self._turn_index = len(self.messages)
+        self._append({"role": "user", "content": message})
+        state = _TurnState()
+        try:
+            self._run_steps(state)
+        except _TurnFailed as failure:
+            state.failed = True
+            state.error = str(failure.error)
+            self._emit("status", f"failed: {failure.error}")
+        except Interrupted as stop:
+            state.interrupted = True
+            if stop.text:
+                state.partial = True
+                self._append({"role": "assistant", "content": stop.text, "finish_reason": "interrupted"})
+                state.final = stop.text
+        finally:
+            self._flush()
+        if self._interrupt.is_set():
+            state.interrupted = True
+        return {
+            "final_response": state.final,
+            "messages": list(self.messages),
+            "api_calls": state.api_calls,
+            "completed": not (state.failed or state.interrupted or state.empty),
+            "interrupted": state.interrupted,
+            "partial": state.partial,
+            "failed": state.failed,
+            "error": state.error,
+            "empty": state.empty,
+            "session_id": session_id,
+        }
+
+    def _run_steps(self, state: _TurnState) -> None:
+        empty_retries = 0
+        continuations: list[str] = []
+        nudge: str | None = None
+        while True:
+            if self._interrupt.is_set():
+                state.interrupted = True
+                return
+            grace = not self.budget.consume()
+            extra = [{"role": "user", "content": _GRACE}] if grace else []
+            if nudge:
+                extra.append({"role": "user", "content": nudge})
+            outcome = self._call_model(state, with_tools=not grace, extra=extra)
+            response = outcome.response
+            state.partial = state.partial or outcome.partial
+            for note in outcome.notes:
+                self._emit("status", note)
+            message = self._assistant_message(response)
+            if grace:
+                message.pop("tool_calls", None)  # no tools were offered; never leave calls unanswered
+            calls = message.get("tool_calls") or []
+            text = message.get("content") or ""
+            if not text.strip() and not calls and not grace:
+                after_tools = bool(self.messages) and self.messages[-1].get("role") == "tool"
+                if after_tools and nudge is None:
+                    nudge = _NUDGE
+                    continue
+                empty_retries += 1
+                if empty_retries <= _MAX_EMPTY_RETRIES:
+                    self._emit("status", f"empty response; retrying ({empty_retries}/{_MAX_EMPTY_RETRIES})")
+                    continue
+                if self._next_fallback(state, "the model kept answering with nothing"):
+                    empty_retries = 0
+                    continue
+                state.empty = True
+                state.final = EMPTY_ANSWER
+                self._append({"role": "assistant", "content": EMPTY_ANSWER, "finish_reason": "empty"})
+                return
+            nudge = None
+            self._append(message)
+            if calls and not grace:
+                self._run_tools(calls)
+                continue
+            if response.finish_reason == "length" and len(continuations) < _MAX_CONTINUATIONS and not grace:
+                continuations.append(text)
+                self._append({"role": "user", "content": _CONTINUE})
+                self._emit("status", "the answer hit the output limit; asking the model to continue")
+                continue
+            state.final = "".join(continuations) + text
+            return
+
+    def _assistant_message(self, response: ModelResponse) -> dict[str, Any]:
+        message = dict(response.message)
+        message["role"] = "assistant"
+        message["finish_reason"] = response.finish_reason
+        if response.reasoning and not message.get("reasoning"):
+            message["reasoning"] = response.reasoning
+        return message
+
+    def _request_messages(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        messages = [{"role": "system", "content": self.system_prompt or ""}]
+        for index, message in enumerate(self.messages):
+            if index == self._turn_index and self._ephemeral:
+                # Recalled context rides on this turn's user message, at request time only.
+                message = {**message, "content": f"{self._ephemeral}\n\n{message['content']}"}
+            messages.append(_wire_message(message))
+        return messages + extra
+
+    def _call_model(self, state: _TurnState, *, with_tools: bool, extra: list[dict[str, Any]]) -> CallOutcome:
+        compressions = 0
+        route_index = state.route_index
+        while True:
+            route = self.routes[route_index]
+            request = ModelRequest(
+                model=route.model,
+                messages=self._request_messages(extra),
+                tools=self.tools.schemas() if with_tools else [],
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                stream=self.stream,
+            )
+            try:
+                outcome = self._invoke(route, request)
+            except ProviderError as error:
+                state.api_calls += 1
+                if error.should_compress and compressions < _MAX_COMPRESSIONS and self.engine is not None:
+                    compressions += 1
+                    self._emit("status", f"context too large ({error.reason}); compressing and retrying")
+                    self.compress()
+                    continue
+                if error.should_fallback and self._next_fallback(state, str(error)):
+                    route_index = state.route_index
+                    continue
+                raise _TurnFailed(error) from None
+            state.api_calls += 1
+            self._account(outcome.response)
+            return outcome
+
+    def _invoke(self, route: ModelRoute, request: ModelRequest) -> CallOutcome:
+        if not request.stream:
+            return CallOutcome(route.client.complete(request, lease=route.lease))  # type: ignore[attr-defined]
+
+        def on_delta(delta: StreamDelta) -> None:
+            if delta.text:
+                self._emit("text", delta.text)
+            if delta.reasoning:
+                self._emit("reasoning", delta.reasoning)
+
+        return call_with_stream(route, request, on_delta=on_delta, is_interrupted=self._interrupt.is_set)
+
+    def _next_fallback(self, state: _TurnState, why: str) -> bool:
+        current = state.route_index
+        if current + 1 >= len(self.routes):
+            return False
+        state.route_index = current + 1
+        self._emit("status", f"{self.routes[current].label} failed ({why}); falling back to {self.routes[current + 1].label}")
+        return True
+
+    def _account(self, response: ModelResponse) -> None:
+        if self.engine is not None:
+            self.engine.update_from_response(response.usage)
+        if self.store is not None and self.session_id is not None:
+            self.store.record_usage(self.session_id, response.usage, response.cost)
+
+    def compress(self, focus_topic: str | None = None) -> None:
+        """Hand the history to the context engine (issue 6 wires rotation in)."""
+        if self.engine is None:
+            raise _TurnFailed("no context engine is active, so the conversation cannot be compressed")
+        self.messages = self.engine.compress(self.messages, focus_topic=focus_topic)
+        self._persisted = len(self.messages)
+
+    # --- tools --------------------------------------------------------------------
+
+    def _run_tools(self, calls: list[dict[str, Any]]) -> None:
+        parsed = [ToolCall.from_message(c) for c in calls]
+        results: list[ToolResult] = []
+        for batch in plan_batches(parsed, self.tools, self.cwd):
+            if self._interrupt.is_set():
+                break
+            for call in batch:
+                self._emit("tool_start", call.name, call_id=call.id, arguments=call.arguments)
+            done = self.tools.run(batch, self.tool_context)
+            for result in done:
+                self._emit("tool_end", result.name, call_id=result.call_id, error=result.is_error, duration=result.duration)
+            results.extend(done)
+        ran = {r.call_id for r in results}
+        skipped = [ToolResult(c.id, c.name, SKIPPED_RESULT, is_error=True) for c in parsed if c.id not in ran]
+        if self.result_budget is not None:
+            self.result_budget.apply(results, self.tools)
+        self._append(*(r.as_message() for r in results + skipped))
+
+
+@dataclass
+class _TurnState:
+    api_calls: int = 0
+    final: str = ""
+    failed: bool = False
+    interrupted: bool = False
+    partial: bool = False
+    empty: bool = False
+    error: str | None = None
+    route_index: int = 0
+
+
+_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "reasoning")
+
+
+def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
+    """A stored message as providers take it: bookkeeping fields dropped."""
+    return {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}

@@ -1,0 +1,95 @@
+"""How a chat shows progress: streamed text, one line per tool call, a spinner while tools run."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from ..agent import AgentEvent
+
+__all__ = ["ChatDisplay", "short_arguments"]
+
+
+def short_arguments(arguments: str, limit: int = 80) -> str:
+    """The tool arguments as one short line."""
+    import json
+
+    try:
+        data = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        data = arguments
+    if isinstance(data, dict):
+        text = ", ".join(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in data.items())
+    else:
+        text = str(data)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ChatDisplay:
+    """Renders agent events. In one-shot mode answer text is not streamed (stdout gets only the answer)."""
+
+    def __init__(self, *, stream_text: bool, out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.stream_text = stream_text
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.streamed = False
+        self._turn_text: list[str] = []
+        self._spinner: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, event: AgentEvent) -> None:
+        with self._lock:
+            if event.kind == "text" and self.stream_text:
+                self._turn_text.append(event.text)
+                self.out.write(event.text)
+                self.out.flush()
+                self.streamed = True
+            elif event.kind == "tool_start":
+                self._end_text_line()
+                self._start_spinner(f"{event.text} {short_arguments(event.data.get('arguments', ''))}")
+            elif event.kind == "tool_end":
+                self._stop_spinner()
+                mark = "✗" if event.data.get("error") else "✓"
+                self.err.write(f"  {mark} {event.text} ({event.data.get('duration', 0.0):.1f}s)\n")
+                self.err.flush()
+            elif event.kind == "status":
+                self._end_text_line()
+                self.err.write(f"  · {event.text}\n")
+                self.err.flush()
+
+    def _end_text_line(self) -> None:
+        if self.streamed:
+            self.out.write("\n")
+            self.out.flush()
+            self.streamed = False
+
+    def _start_spinner(self, label: str) -> None:
+        self._stop_spinner()
+        if self.err.isatty():
+            from rich.console import Console
+
+            self._spinner = Console(file=self.err).status(f"running {label}")
+            self._spinner.start()
+        else:
+            self.err.write(f"  → {label}\n")
+
+    def _stop_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+    def start_turn(self) -> None:
+        self._turn_text = []
+
+    def showed(self, answer: str) -> bool:
+        """True when ``answer`` already reached the screen as streamed text."""
+        return answer.strip() in "".join(self._turn_text)
+
+    def finish(self) -> None:
+        """Close the streamed line (after a turn)."""
+        with self._lock:
+            self._stop_spinner()
+            self._end_text_line()

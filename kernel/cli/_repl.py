@@ -1,0 +1,146 @@
+"""The interactive chat loop and its slash commands."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import HermesError
+from ._display import ChatDisplay
+
+__all__ = ["COMMANDS", "approve", "ask_user", "repl"]
+
+_PROMPT = "› "
+
+
+def _read(prompt: str) -> str:
+    try:
+        import readline  # noqa: F401  # line editing and history where available
+    except ImportError:  # pragma: no cover - not on every platform
+        pass
+    return input(prompt)
+
+
+def ask_user(question: str, choices: list[str] | None) -> str:
+    """The clarify tool's question, answered at the terminal."""
+    print(f"\n? {question}", file=sys.stderr)
+    for number, choice in enumerate(choices or [], start=1):
+        print(f"  {number}. {choice}", file=sys.stderr)
+    answer = _read("answer: ").strip()
+    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
+        return choices[int(answer) - 1]
+    return answer
+
+
+def approve(command: str, reason: str) -> bool:
+    """Ask before a dangerous terminal command runs."""
+    print(f"\n! the agent wants to run a dangerous command ({reason}):\n    {command}", file=sys.stderr)
+    return _read("allow it? [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _usage(agent: Any, args: list[str]) -> str:
+    if agent.store is None or agent.session_id is None:
+        return "no session yet"
+    summary = agent.store.usage(agent.session_id)
+    tokens = summary.usage
+    cost = summary.cost
+    money = "unknown" if cost is None or cost.amount_usd is None else f"${cost.amount_usd:.4f} ({cost.status})"
+    return (
+        f"session {agent.session_id}: {summary.api_calls} API calls, input {tokens.input_tokens:,}, "
+        f"output {tokens.output_tokens:,}, cache read {tokens.cache_read_tokens:,}, "
+        f"cache write {tokens.cache_write_tokens:,}, reasoning {tokens.reasoning_tokens:,}; cost {money}"
+    )
+
+
+def _new(agent: Any, args: list[str]) -> str:
+    return f"new session {agent.new_session('new')}"
+
+
+def _resume(agent: Any, args: list[str]) -> str:
+    if not args:
+        return "usage: /resume SESSION_ID"
+    agent.switch_to(agent.store.resolve_session_id(args[0]), "resume")
+    return f"resumed {agent.session_id} ({len(agent.messages)} messages)"
+
+
+def _branch(agent: Any, args: list[str]) -> str:
+    if agent.session_id is None:
+        return "nothing to branch yet"
+    child = agent.store.branch(agent.session_id, title=" ".join(args) or None)
+    agent.switch_to(child, "branch")
+    return f"branched into {child}"
+
+
+def _title(agent: Any, args: list[str]) -> str:
+    if not args or agent.session_id is None:
+        return "usage: /title TITLE (after the first message)"
+    return f"title: {agent.store.set_title(agent.session_id, ' '.join(args))}"
+
+
+def _compress(agent: Any, args: list[str]) -> str:
+    if agent.engine is None:
+        return "no context engine is active"
+    agent.compress(focus_topic=" ".join(args) or None)
+    return f"compressed; now {len(agent.messages)} messages in session {agent.session_id}"
+
+
+def _help(agent: Any, args: list[str]) -> str:
+    return "\n".join(f"  /{name:<8} {summary}" for name, (_, summary) in COMMANDS.items())
+
+
+COMMANDS: dict[str, tuple[Callable[[Any, list[str]], str], str]] = {
+    "new": (_new, "end this session and start a fresh one"),
+    "resume": (_resume, "ID  continue a stored session"),
+    "branch": (_branch, "[title]  continue in a copy of this session"),
+    "title": (_title, "TITLE  name this session"),
+    "usage": (_usage, "tokens, API calls and cost of this session"),
+    "compress": (_compress, "[focus]  compress the conversation now"),
+    "help": (_help, "this list"),
+    "exit": (lambda agent, args: "", "leave (Ctrl-D works too)"),
+}
+
+
+def repl(agent: Any, display: ChatDisplay) -> None:
+    """Read messages until /exit or end of input; each runs as one turn."""
+    from .chat import run_turn
+
+    print("hermes chat: type a message, /help for commands, /exit to leave.", file=sys.stderr)
+    try:
+        while True:
+            try:
+                line = _read(_PROMPT).strip()
+            except EOFError:
+                print(file=sys.stderr)
+                break
+            except KeyboardInterrupt:
+                print(file=sys.stderr)
+                continue
+            if not line:
+                continue
+            if line.startswith("/"):
+                name, *args = shlex.split(line[1:]) or [""]
+                if name == "exit":
+                    break
+                handler = COMMANDS.get(name)
+                if handler is None:
+                    print(f"unknown command /{name}; try /help", file=sys.stderr)
+                    continue
+                try:
+                    print(handler[0](agent, args), file=sys.stderr)
+                except HermesError as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                continue
+            display.start_turn()
+            result = run_turn(agent, line)
+            display.finish()
+            answer = result.get("final_response") or ""
+            if answer and not display.showed(answer):
+                print(answer)  # it did not arrive as a stream (a fallback, a continuation)
+            if result.get("failed") or result.get("empty") or result.get("interrupted"):
+                from ..agent.factory import describe_result
+
+                print(f"  · {describe_result(result)}", file=sys.stderr)
+    finally:
+        agent.end_session("user_exit")

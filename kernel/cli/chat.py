@@ -1,0 +1,91 @@
+"""``hermes chat``: a REPL with streamed answers, or ``-q TEXT`` to answer once."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..errors import HermesError
+from ._state import state
+
+__all__ = ["chat", "run_turn"]
+
+
+def run_turn(agent: Any, message: str) -> dict[str, Any]:
+    """Run one turn in a worker thread so Ctrl-C interrupts it cooperatively.
+
+    The first Ctrl-C asks the agent to stop at the next safe point; the turn
+    then finishes persisting and returns flagged as interrupted.
+    """
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome.update(agent.run_conversation(message))
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
+    # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
+    # thread looking finished while it still runs (CPython before 3.13).
+    while not done.is_set():
+        try:
+            done.wait(0.1)
+        except KeyboardInterrupt:
+            agent.interrupt()
+            print("\n  · interrupting at the next safe point…", file=sys.stderr)
+    return outcome
+
+
+def chat(
+    ctx: typer.Context,
+    query: Annotated[Optional[str], typer.Option("--query", "-q", help="Answer this once and exit.")] = None,
+    provider: Annotated[Optional[str], typer.Option("--provider", help="Model provider (model.provider).")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (model.name).")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Continue session ID (or a unique prefix).")] = None,
+    toolsets: Annotated[Optional[str], typer.Option("--toolsets", "-t", help="Comma-separated toolsets to load.")] = None,
+    profile: Annotated[Optional[str], typer.Option("--profile", "-p", help="Use profile NAME.")] = None,
+) -> None:
+    """Chat with the agent (REPL), or answer one question with -q."""
+    from ..agent.factory import build_agent, describe_result
+    from ._display import ChatDisplay
+
+    app_state = state(ctx)
+    if profile is not None:
+        app_state.profile = profile
+    config = app_state.config
+    one_shot = query is not None
+    display = ChatDisplay(stream_text=not one_shot)
+    from ._repl import ask_user, approve
+
+    agent = build_agent(
+        host=app_state.host,
+        config=config,
+        home=app_state.home,
+        provider=provider,
+        model=model,
+        toolsets=[t.strip() for t in toolsets.split(",") if t.strip()] if toolsets else None,
+        resume=resume,
+        interactive=not one_shot,
+        on_event=display,
+        ask_user=None if one_shot else ask_user,
+        approve=None if one_shot else approve,
+    )
+    if one_shot:
+        assert query is not None
+        result = run_turn(agent, query)
+        display.finish()
+        agent.end_session("user_exit")
+        if result.get("completed"):
+            typer.echo(result["final_response"])
+            return
+        if result.get("final_response") and not result.get("empty"):
+            typer.echo(result["final_response"])
+        raise HermesError(describe_result(result))
+    from ._repl import repl
+
+    repl(agent, display)
