@@ -11,10 +11,10 @@ from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundErr
 from .home import HermesHome, atomic_write, resolve_home
 from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
-from .tools import Tool, ToolContext, ToolError, tools_from_plugin
-from .usage import CanonicalUsage, CostResult
 
 __all__ = [
+    "Agent",
+    "AgentEvent",
     "CanonicalUsage",
     "ClassifiedError",
     "Config",
@@ -28,9 +28,11 @@ __all__ = [
     "HermesError",
     "HermesHome",
     "HookFailure",
+    "IterationBudget",
     "LoadedPlugin",
     "ModelClient",
     "ModelProvider",
+    "ModelRoute",
     "ModelRequest",
     "ModelResponse",
     "NoCredentialsError",
@@ -46,8 +48,11 @@ __all__ = [
     "StreamDelta",
     "StreamItem",
     "Tool",
+    "ToolCall",
     "ToolContext",
     "ToolError",
+    "ToolRegistry",
+    "ToolResult",
     "__version__",
     "atomic_write",
     "classify_exception",
@@ -62,8 +67,14 @@ __all__ = [
     "tools_from_plugin",
 ]
 
-# Providers and credentials load on first use: `hermes --help` never pays for them.
+# Everything but what the command line needs loads on first use, so `hermes --help`
+# pays for none of it (tests/test_startup.py).
 _LAZY = {
+    **dict.fromkeys(["Tool", "ToolContext", "ToolError", "tools_from_plugin"], ".tools"),
+    **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
+    **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
+    **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
+    "IterationBudget": ".budget",
     **dict.fromkeys(
         ["Credential", "CredentialPool", "CredentialStatus", "CredentialStrategy",
          "CredentialsExhaustedError", "NoCredentialsError"],
@@ -82,6 +93,11 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .agent import Agent, AgentEvent, ModelRoute
+    from .budget import IterationBudget
+    from .tool_registry import ToolCall, ToolRegistry, ToolResult
+    from .tools import Tool, ToolContext, ToolError, tools_from_plugin
+    from .usage import CanonicalUsage, CostResult
     from .credentials import (
         Credential,
         CredentialPool,

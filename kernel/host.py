@@ -23,8 +23,7 @@ import os
 import re
 from collections import deque
 from collections.abc import Collection, Iterable
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
 
@@ -69,8 +68,7 @@ def normalize_dist_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@dataclass(frozen=True)
-class PluginInfo:
+class PluginInfo(NamedTuple):
     """One installed entry point in a hermes group, as ``hermes plugin list`` shows it."""
 
     group: str
@@ -83,11 +81,10 @@ class PluginInfo:
     error: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass(frozen=True)
-class LoadedPlugin:
+class LoadedPlugin(NamedTuple):
     """A loaded entry point: its name, distribution and the object it names."""
 
     name: str
@@ -95,13 +92,15 @@ class LoadedPlugin:
     obj: Any
 
 
-@dataclass(frozen=True)
-class HookFailure:
+class HookFailure(NamedTuple):
     """An implementation that raised during a hook call."""
 
     hook: str
     plugin: str
     error: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return self._asdict()
 
 
 class _Entry:

@@ -12,6 +12,7 @@ import typer
 from .._version import __version__
 from ..errors import HermesError
 from ..host import PluginHost
+from ._lazy import LazyCommand, LazyGroup
 from ._state import AppState, state
 
 __all__ = ["build_app", "main"]
@@ -43,33 +44,36 @@ def _root(
         logging.getLogger("hermes").setLevel(logging.DEBUG)
 
 
+# Built-in commands load on first use; the help line is what `hermes --help` shows
+# (tests/kernel/cli/test_lazy.py checks it matches the command's docstring).
+BUILTIN_COMMANDS = {
+    "chat": LazyCommand(".chat", "chat", "Chat with the agent (REPL), or answer one question with -q."),
+    "sessions": LazyCommand(".sessions", "app", "Browse, search, branch, export and delete stored sessions."),
+    "usage": LazyCommand(".usage_cmd", "usage", "Show token usage, cost and API calls for one session or all of them."),
+    "config": LazyCommand(".config_cmd", "app", "Read and change configuration (config.yaml and .env)."),
+    "profile": LazyCommand(".profile", "app", "Manage profiles: separate homes with their own config, keys and sessions."),
+    "plugin": LazyCommand(".plugin", "app", "Install, list, enable, disable and remove plugins."),
+    "auth": LazyCommand(".auth", "app", "Manage API keys of the credential pool (HERMES_HOME/auth.json)."),
+    "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),
+}
+
+
 def build_app(host: PluginHost) -> typer.Typer:
     """The root app with the built-in groups and every plugin's ``register_commands``."""
+
+    class Root(LazyGroup):
+        lazy = BUILTIN_COMMANDS
+
     # rich help formatting costs ~50 ms of imports; plain help keeps startup light.
     app = typer.Typer(
         name="hermes",
+        cls=Root,
         no_args_is_help=True,
         rich_markup_mode=None,
         pretty_exceptions_show_locals=False,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(_root)
-
-    from . import chat, config_cmd, doctor, plugin, profile
-
-    app.command("chat")(chat.chat)
-    app.add_typer(config_cmd.app, name="config")
-    app.add_typer(profile.app, name="profile")
-    app.add_typer(plugin.app, name="plugin")
-    from . import auth
-
-    app.add_typer(auth.app, name="auth")
-    app.command("doctor")(doctor.doctor)
-    from . import sessions, usage_cmd
-
-    app.add_typer(sessions.app, name="sessions")
-    app.command("usage")(usage_cmd.usage)
-
     host.call("register_commands", app=app)
     return app
 

@@ -38,7 +38,7 @@ def doctor(
         "config_error": str(config_error) if config_error else None,
         "load_plugins": load_plugins,
         "plugins": [p.as_dict() for p in plugins],
-        "hook_failures": [vars(f) for f in host.hook_failures],
+        "hook_failures": [f.as_dict() for f in host.hook_failures],
         "problems": problems,
         "ok": not problems,
     }
