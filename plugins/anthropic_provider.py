@@ -151,6 +151,7 @@ class AnthropicProvider(ModelProvider):
 
     env_key = "ANTHROPIC_API_KEY"
     env_base_url = "ANTHROPIC_BASE_URL"
+    default_model = "claude-sonnet-4-5"
     name = "anthropic"
 
     def __init__(self, **kwargs: Any) -> None:

@@ -92,6 +92,8 @@ class ModelProvider(ABC):
     env_key: ClassVar[str | None] = None
     #: Environment variable the vendor SDK reads the base URL from.
     env_base_url: ClassVar[str | None] = None
+    #: The model used when neither ``--model`` nor ``model.name`` names one.
+    default_model: ClassVar[str] = ""
 
     def __init__(
         self,
