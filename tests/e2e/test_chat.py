@@ -218,3 +218,41 @@ def _wait_for(condition, timeout: float = 30.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError("timed out waiting for the chat process")
+
+
+def test_toolsets_flag_limits_the_tools_offered(fake_model_server: FakeModelServer, workdir: Path) -> None:
+    fake_model_server.reply("ok")
+    result = hermes_chat("-q", "hi", "--toolsets", "files,todo", env=chat_env(fake_model_server), cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    offered = sorted(t["function"]["name"] for t in fake_model_server.requests[0].body["tools"])
+    assert offered == ["patch", "read_file", "search_files", "todo", "write_file"]
+    unknown = hermes_chat("-q", "hi", "--toolsets", "files,nope", env=chat_env(fake_model_server), cwd=workdir)
+    assert unknown.returncode == 1 and "no 'hermes.tools' plugin named 'nope'" in unknown.stderr
+
+
+def test_repl_asks_before_a_dangerous_command_and_honours_no(fake_model_server: FakeModelServer, workdir: Path) -> None:
+    command = "touch ran && false && git push --force origin main"
+    fake_model_server.tool_calls(("terminal", {"command": command})).reply("I did not run it.")
+    result = hermes_chat(input="push it\nn\n/exit\n", env=chat_env(fake_model_server), cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert "dangerous command" in result.stderr and command in result.stderr
+    assert not (workdir / "ran").exists()
+    tool_result = [m for m in fake_model_server.requests[-1].body["messages"] if m["role"] == "tool"][0]
+    assert "denied" in tool_result["content"].lower() or "declined" in tool_result["content"].lower()
+
+
+def test_repl_resume_and_branch(fake_model_server: FakeModelServer, workdir: Path, hermes_home: Path) -> None:
+    env = chat_env(fake_model_server)
+    fake_model_server.reply("first answer")
+    hermes_chat("-q", "remember the word kumquat", env=env, cwd=workdir)
+    (session_id,) = db_rows(hermes_home, "SELECT id FROM sessions")[0]
+    fake_model_server.reply("still here").reply("on the branch")
+    result = hermes_chat(input=f"/resume {session_id[:17]}\nwhat was the word?\n/branch Kumquat talk\nand now?\n/exit\n", env=env, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert f"resumed {session_id}" in result.stderr and "branched into" in result.stderr
+    resumed = [m["content"] for m in fake_model_server.requests[1].body["messages"] if m["role"] == "user"]
+    assert resumed == ["remember the word kumquat", "what was the word?"]
+    branched = [m["content"] for m in fake_model_server.requests[2].body["messages"] if m["role"] == "user"]
+    assert branched == ["remember the word kumquat", "what was the word?", "and now?"]
+    rows = db_rows(hermes_home, "SELECT title, parent_session_id, end_reason FROM sessions ORDER BY started_at")
+    assert rows[0][2] == "branched" and rows[-1][:2] == ("Kumquat talk", session_id)
