@@ -19,6 +19,7 @@ __all__ = [
     "ClassifiedError",
     "Config",
     "ConfigError",
+    "ContextEngine",
     "CostResult",
     "Credential",
     "CredentialPool",
@@ -30,6 +31,7 @@ __all__ = [
     "HookFailure",
     "IterationBudget",
     "LoadedPlugin",
+    "MemoryProvider",
     "ModelClient",
     "ModelProvider",
     "ModelRoute",
@@ -75,6 +77,8 @@ _LAZY = {
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
     "IterationBudget": ".budget",
+    "ContextEngine": ".context_engine",
+    "MemoryProvider": ".memory_provider",
     **dict.fromkeys(
         ["Credential", "CredentialPool", "CredentialStatus", "CredentialStrategy",
          "CredentialsExhaustedError", "NoCredentialsError"],
@@ -95,6 +99,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, ModelRoute
     from .budget import IterationBudget
+    from .context_engine import ContextEngine
+    from .memory_provider import MemoryProvider
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
     from .tools import Tool, ToolContext, ToolError, tools_from_plugin
     from .usage import CanonicalUsage, CostResult

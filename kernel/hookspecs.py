@@ -101,3 +101,30 @@ def register_commands(app: Any) -> None:
 
     The return value is ignored.
     """
+
+
+# --- memory and delegation --------------------------------------------------------
+
+
+@hookspec
+def on_memory_write(action: str, target: str, content: str) -> None:
+    """Fires after the builtin memory committed a write (mirror it elsewhere).
+
+    :param action: ``add``, ``replace`` or ``remove``.
+    :param target: ``memory`` (the agent's notes) or ``user`` (the user profile).
+    :param content: the entry written, or the entry removed.
+
+    The return value is ignored.
+    """
+
+
+@hookspec
+def on_delegation(parent_session_id: str, task: str, result: dict[str, Any]) -> None:
+    """Fires when a sub-agent finished a delegated task.
+
+    :param parent_session_id: the session that delegated.
+    :param task: the task's goal as given to the sub-agent.
+    :param result: its outcome: ``status``, ``summary``, ``session_id`` and more.
+
+    The return value is ignored.
+    """

@@ -37,6 +37,8 @@ def test_hookspecs_match_architecture() -> None:
         "on_session_switch",
         "on_session_end",
         "register_commands",
+        "on_memory_write",
+        "on_delegation",
     }
     for name in _specs():
         assert getattr(hookspecs, name).__doc__.strip(), f"{name} has no docstring"

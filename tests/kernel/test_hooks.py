@@ -135,3 +135,31 @@ def test_hook_register_commands() -> None:
     help_text = runner.invoke(app, ["--help"]).output
     assert "ping" in help_text and "Answer pong." in help_text
     assert [f.hook for f in host.hook_failures] == ["register_commands"]
+
+
+def test_hook_on_memory_write() -> None:
+    written = []
+
+    class Mirror:
+        @hookimpl
+        def on_memory_write(self, action, target, content):
+            written.append((action, target, content))
+
+    host = make_host(Mirror(), Boom())
+    host.call("on_memory_write", action="replace", target="memory", content="Uses WAL.")
+    assert written == [("replace", "memory", "Uses WAL.")]
+    assert host.hook_failures == type(host.hook_failures)()  # Boom has no on_memory_write
+
+
+def test_hook_on_delegation() -> None:
+    seen = []
+
+    class Listener:
+        @hookimpl
+        def on_delegation(self, parent_session_id, task, result):
+            seen.append((parent_session_id, task, result["status"]))
+            return "ignored"
+
+    host = make_host(Listener())
+    assert host.call("on_delegation", parent_session_id="p", task="t", result={"status": "failed"}) == ["ignored"]
+    assert seen == [("p", "t", "failed")]
