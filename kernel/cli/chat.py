@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from typing import Annotated, Any, Optional
@@ -29,6 +30,10 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
         finally:
             done.set()
 
+    if threading.current_thread() is threading.main_thread():
+        # A process started in the background inherits SIGINT ignored; Ctrl-C
+        # (or kill -INT) must still interrupt the turn.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=work, name="hermes-turn", daemon=True).start()
     # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
     # thread looking finished while it still runs (CPython before 3.13).

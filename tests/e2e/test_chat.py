@@ -167,13 +167,15 @@ def test_interrupt_stops_a_running_tool_and_keeps_everything(fake_model_server: 
     server.tool_calls(ToolCall("terminal", {"command": "sleep 30"}, id="slow"), ToolCall("read_file", {"path": "x"}, id="after"))
     server.reply("picked up again")
     env = chat_env(server)
+    # SIGINT ignored, as in a process started in the background: chat must still honour it.
     proc = subprocess.Popen([sys.executable, "-m", "hermes.kernel", "chat", "-q", "wait"], env=env, cwd=workdir,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     _wait_for(lambda: _has_rows(hermes_home, "SELECT 1 FROM messages WHERE role = 'assistant'"))
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 1 and "interrupted" in err
+    assert proc.returncode == 1 and "interrupted" in err, err
     results = dict(db_rows(hermes_home, "SELECT tool_call_id, content FROM messages WHERE role = 'tool'"))
     assert "interrupted" in results["slow"] and results["after"].startswith("skipped")
     (session_id,) = db_rows(hermes_home, "SELECT id FROM sessions")[0]
