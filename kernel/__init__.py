@@ -13,6 +13,7 @@ from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
 
 __all__ = [
+    "CARRY_OVER_KEY",
     "Agent",
     "AgentEvent",
     "CanonicalUsage",
@@ -59,6 +60,7 @@ __all__ = [
     "atomic_write",
     "classify_exception",
     "compute_cost",
+    "estimate_tokens",
     "hookimpl",
     "hookspec",
     "load_config",
@@ -72,12 +74,13 @@ __all__ = [
 # Everything but what the command line needs loads on first use, so `hermes --help`
 # pays for none of it (tests/test_startup.py).
 _LAZY = {
-    **dict.fromkeys(["Tool", "ToolContext", "ToolError", "tools_from_plugin"], ".tools"),
+    **dict.fromkeys(["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "tools_from_plugin"], ".tools"),
     **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
     "IterationBudget": ".budget",
     "ContextEngine": ".context_engine",
+    "estimate_tokens": ".context_engine",
     "MemoryProvider": ".memory_provider",
     **dict.fromkeys(
         ["Credential", "CredentialPool", "CredentialStatus", "CredentialStrategy",
@@ -99,10 +102,10 @@ _LAZY = {
 if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, ModelRoute
     from .budget import IterationBudget
-    from .context_engine import ContextEngine
+    from .context_engine import ContextEngine, estimate_tokens
     from .memory_provider import MemoryProvider
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
-    from .tools import Tool, ToolContext, ToolError, tools_from_plugin
+    from .tools import CARRY_OVER_KEY, Tool, ToolContext, ToolError, tools_from_plugin
     from .usage import CanonicalUsage, CostResult
     from .credentials import (
         Credential,

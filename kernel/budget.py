@@ -52,5 +52,30 @@ class IterationBudget:
     def exhausted(self) -> bool:
         return self.remaining <= 0
 
+    def child(self, limit: int) -> IterationBudget:
+        """A budget for a sub-agent: at most ``limit`` calls, each also taken from this one."""
+        return _ChildBudget(self, limit)
+
     def __repr__(self) -> str:
-        return f"IterationBudget(used={self.used}, limit={self._limit})"
+        return f"{type(self).__name__}(used={self.used}, limit={self._limit})"
+
+
+class _ChildBudget(IterationBudget):
+    """Counts a child's own calls and draws every one from the parent's budget too."""
+
+    def __init__(self, parent: IterationBudget, limit: int) -> None:
+        super().__init__(limit)
+        self.parent = parent
+
+    def consume(self, units: int = 1) -> bool:
+        with self._lock:
+            if self._used + units > self._limit or not self.parent.consume(units):
+                return False
+            self._used += units
+            return True
+
+    def refund(self, units: int = 1) -> None:
+        with self._lock:
+            taken = min(units, self._used)
+            self._used -= taken
+        self.parent.refund(taken)

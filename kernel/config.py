@@ -70,18 +70,42 @@ DEFAULTS: dict[str, Any] = {
         "threshold": 0.50,
         "target_ratio": 0.20,
         "protect_first_n": 3,
+        # Tokens of conversation the summary model is sent at most (never over 60% of the window).
+        "summary_input_tokens": 60_000,
+    },
+    "auxiliary": {
+        # The summary model; empty: the main provider and model.
+        "compression": {"provider": "", "model": ""},
     },
     "memory": {
+        "enabled": True,
         "provider": "",
+        "memory_limit": 2200,
+        "user_limit": 1375,
+        "nudge_interval": 10,
     },
     "credential_pool_strategies": {},
     "delegation": {
         "max_concurrent_children": 3,
         "max_spawn_depth": 1,
         "max_iterations": 50,
+        "timeout": 600.0,
+        "provider": None,
+        "model": None,
     },
     "skills": {
         "external_dirs": [],
+        # Skill names left out of the index and the tools.
+        "disabled": [],
+        # Tool-using iterations without skill maintenance before the self-improvement review.
+        "review_interval": 15,
+        # Install sources (path or URL prefixes) treated as trusted by the skills guard policy.
+        "trusted_sources": [],
+    },
+    "context_files": {
+        # AGENTS.md / .hermes.md / ... in the system prompt; longer files are cut.
+        "enabled": True,
+        "max_chars": 20_000,
     },
     "plugins": {
         "disabled": [],

@@ -53,7 +53,8 @@ class ContextEngine(ABC):
     (from the latest response), ``threshold_tokens`` (compress at or above
     it), ``context_length`` (the model's window) and ``compression_count``.
 
-    The kernel sets, before each :meth:`compress` call, ``pre_compress_context``
+    After a compression the kernel reads ``system_note`` into the rebuilt
+    system prompt. The kernel sets, before each :meth:`compress` call, ``pre_compress_context``
     to the texts ``on_pre_compress`` listeners returned (give them to the
     summarizer as extra context), and ``summarizer`` when a model is available
     for summaries.
@@ -83,6 +84,9 @@ class ContextEngine(ABC):
         self.last_completion_tokens = 0
         self.compression_count = 0
         self.pre_compress_context: list[str] = []
+        #: Set by :meth:`compress` to tell the model earlier turns were compacted;
+        #: the kernel adds it to the system prompt it rebuilds after the compression.
+        self.system_note: str | None = None
         self.update_model(model, context_length)
 
     # --- required ----------------------------------------------------------------
@@ -115,6 +119,9 @@ class ContextEngine(ABC):
         self.model = model
         self.context_length = context_length
         self.threshold_tokens = int(context_length * 0.85)
+
+    def resume_automatic(self) -> None:
+        """A manual ``/compress``: lift any switch-off of automatic compression (anti-thrashing)."""
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         """A session (new or resumed) starts with this engine."""

@@ -1,8 +1,9 @@
 """The system prompt, built once per session from layers and then frozen.
 
 Layers, in order: identity (``HERMES_HOME/SOUL.md`` or the default), guidance
-for the tools actually loaded, the caller's system message, the memory
-snapshot block, and a runtime stamp. The result is stored in the session row
+for the tools actually loaded, the skills index, project context files
+(``.hermes.md``, ``AGENTS.md``, ...), the caller's system message, the memory
+snapshot block, notes tools carry over a compaction (the live todo list), and a runtime stamp. The result is stored in the session row
 and reused byte for byte until a session boundary, so the provider's prefix
 cache keeps hitting.
 """
@@ -52,7 +53,10 @@ class PromptContext:
     tool_names: tuple[str, ...] = ()
     soul_path: Path | None = None
     system_message: str | None = None
+    skills_index: str | None = None
+    project_context: str | None = None
     memory_block: str | None = None
+    carry_over: str | None = None
     cwd: Path | None = None
     now: datetime | None = None
 
@@ -82,8 +86,11 @@ def build_system_prompt(ctx: PromptContext) -> str:
     layers = [
         _identity(ctx.soul_path),
         tool_guidance(ctx.tool_names),
+        ctx.skills_index.strip() if ctx.skills_index else "",
+        ctx.project_context.strip() if ctx.project_context else "",
         ctx.system_message.strip() if ctx.system_message else "",
         ctx.memory_block.strip() if ctx.memory_block else "",
+        ctx.carry_over.strip() if ctx.carry_over else "",
         stamp,
     ]
     return "\n\n".join(layer for layer in layers if layer)

@@ -19,7 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolHandler", "tools_from_plugin"]
+__all__ = ["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "ToolHandler", "tools_from_plugin"]
+
+#: ``ctx.state[CARRY_OVER_KEY]`` maps a heading to text that must survive a
+#: compaction (the live todo list): the kernel adds it to the system prompt it
+#: rebuilds at that boundary.
+CARRY_OVER_KEY = "carry_over"
 
 
 class ToolError(Exception):

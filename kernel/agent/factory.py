@@ -14,7 +14,7 @@ from ..host import PluginHost
 from .calling import ModelRoute
 from .loop import Agent, AgentEvent
 
-__all__ = ["build_agent", "describe_result", "open_route"]
+__all__ = ["build_agent", "describe_result", "open_engine", "open_route"]
 
 
 def open_route(
@@ -73,6 +73,36 @@ def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[Model
     return routes
 
 
+def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelRoute) -> Any:
+    """The context engine named by ``context.engine`` for the main route's model.
+
+    Its summaries go through ``auxiliary.compression.provider``/``model`` when
+    set, falling back once to the main model.
+    """
+    from ..context_engine import ContextEngine
+    from ..context_windows import context_length_for
+    from ..errors import PluginLoadError
+    from .summarizer import make_summarizer
+
+    name = str(config.get("context.engine", "compressor") or "compressor")
+    engine_class = host.driver("hermes.context_engines", name)
+    if not (isinstance(engine_class, type) and issubclass(engine_class, ContextEngine)):
+        raise PluginLoadError("hermes.context_engines", name, "does not name a hermes.kernel.ContextEngine subclass")
+    summary_routes = [main]
+    aux = config.get("auxiliary.compression", {}) or {}
+    if isinstance(aux, dict) and (aux.get("provider") or aux.get("model")):
+        try:
+            summary_routes.insert(
+                0, open_route(host, config, home, provider=aux.get("provider") or None, model=aux.get("model") or None)
+            )
+        except HermesError as exc:
+            import logging
+
+            logging.getLogger(__name__).warning("auxiliary summary model unusable (%s); using the main model", exc)
+    length = context_length_for(main.model, config.get("model.context_length", None))
+    return engine_class(context_length=length, config=config, summarizer=make_summarizer(summary_routes), model=main.model)
+
+
 def build_agent(
     *,
     host: PluginHost,
@@ -96,23 +126,30 @@ def build_agent(
 
     route = open_route(host, config, home, provider=provider, model=model)
     routes = [route, *_fallbacks(host, config, home)]
+    engine = open_engine(host, config, home, route)
     chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
     tools = ToolRegistry.load(host, chosen or None, interactive=interactive)
     home.ensure()
     store = SessionStore.for_home(home)
     if resume:
         resume = store.resolve_session_id(resume)
-    return Agent(
+    from .wiring import prompt_extras, review_schedules
+
+    work_dir = cwd or Path.cwd()
+    warn = (lambda text: on_event(AgentEvent("status", f"warning: {text}"))) if on_event else (lambda text: None)
+    agent = Agent(
         routes=routes,
         tools=tools,
         host=host,
         store=store,
         max_iterations=int(config.get("agent.max_iterations", 90)),
         results_dir=home.results_dir,
+        engine=engine,
         source=source,
         session_id=resume,
         soul_path=home.path / "SOUL.md",
-        cwd=cwd,
+        cwd=work_dir,
+        prompt_extras=prompt_extras(home, config, host, work_dir, warn),
         stream=stream,
         max_tokens=int(config.get("model.max_tokens", 4096)),
         temperature=config.get("model.temperature", None),
@@ -121,6 +158,40 @@ def build_agent(
         approve=approve,
         home=home,
         config=config,
+        owns_store=True,
+    )
+    agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
+    agent.tool_context.services["host"] = host
+    agent.reviews.extend(review_schedules(host, config, memory_tools=[]))
+    return agent
+
+
+def _delegator(agent: Agent, host: PluginHost, config: Config, home: HermesHome, tools: Any) -> Any:
+    """The service behind ``delegate_task``: children on their own leases, under the parent's budget."""
+    from ..tool_registry import ToolRegistry
+    from .delegation import Delegator
+
+    settings = config.get("delegation", {}) or {}
+    provider, model = settings.get("provider"), settings.get("model")
+    main = agent.primary
+
+    def routes_for_child() -> list[ModelRoute]:
+        if provider or model:
+            return [open_route(host, config, home, provider=provider or None, model=model or None)]
+        lease = main.client.lease() if hasattr(main.client, "lease") else None
+        return [ModelRoute(main.client, main.model, lease=lease)]
+
+    def tools_for(toolsets: Sequence[str] | None) -> Any:
+        return ToolRegistry.load(host, toolsets, interactive=False) if toolsets else tools
+
+    return Delegator(
+        agent,
+        routes_for_child=routes_for_child,
+        tools_for=tools_for,
+        max_concurrent=int(settings.get("max_concurrent_children", 3)),
+        max_iterations=int(settings.get("max_iterations", 50)),
+        timeout=float(settings.get("timeout", 600.0)),
+        max_depth=int(settings.get("max_spawn_depth", 1)),
     )
 
 

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from ..budget import IterationBudget
+from ..context_engine import estimate_tokens
 from ..host import PluginHost
 from ..prompt import PromptContext, build_system_prompt
 from ..providers.base import ModelRequest, ModelResponse, StreamDelta
 from ..providers.errors import ProviderError
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
-from ..tools import ToolContext
+from ..tools import CARRY_OVER_KEY, ToolContext
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .history import SKIPPED_RESULT, fence_memory_context, repair_history
 
@@ -90,9 +91,11 @@ class Agent:
         engine: Any = None,
         source: str = "cli",
         session_id: str | None = None,
+        parent_session_id: str | None = None,
         system_message: str | None = None,
         soul_path: Path | None = None,
-        memory_block: Callable[[], str | None] | None = None,
+        memory: Any = None,
+        prompt_extras: Callable[[], dict[str, str | None]] | None = None,
         cwd: Path | None = None,
         stream: bool = True,
         max_tokens: int = 4096,
@@ -103,6 +106,7 @@ class Agent:
         services: dict[str, Any] | None = None,
         home: Any = None,
         config: Any = None,
+        owns_store: bool = False,
     ) -> None:
         if not routes:
             raise ValueError("an agent needs at least one model route")
@@ -110,12 +114,14 @@ class Agent:
         self.tools = tools
         self.host = host
         self.store = store
+        self.owns_store = owns_store
         self.budget = budget or IterationBudget(max_iterations)
         self.engine = engine
         self.source = source
         self.system_message = system_message
         self.soul_path = soul_path
-        self.memory_block = memory_block
+        self.memory = memory
+        self.prompt_extras = prompt_extras
         self.cwd = cwd or Path.cwd()
         self.stream = stream
         self.max_tokens = max_tokens
@@ -123,9 +129,12 @@ class Agent:
         self.on_event = on_event
         self.result_budget = ResultBudget(results_dir) if results_dir is not None else None
         self.session_id: str | None = session_id
+        self.parent_session_id = parent_session_id
+        self.children: set[Agent] = set()  # running sub-agents, interrupted with this one
         self.system_prompt: str | None = None
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
+        self.reviews: list[Any] = []  # ReviewSchedule objects, asked after every turn
         self._persisted = 0
         self._ephemeral = ""  # this turn's fenced recall, sent but never stored
         self._turn_index = -1
@@ -135,6 +144,8 @@ class Agent:
             services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
             is_interrupted=self._interrupt.is_set,
         )  # fmt: skip
+        if engine is not None:
+            host.register(engine)  # the active engine listens to the kernel hooks
         if session_id is not None:
             self._load_session(session_id)
 
@@ -166,12 +177,15 @@ class Agent:
         from ..store import new_session_id
 
         session_id = self.session_id or new_session_id()
+        if self.memory is not None:
+            self.memory.start(session_id)  # takes the snapshot the prompt freezes
         self.system_prompt = self._build_prompt(session_id)
         if self.store is not None:
             # The frozen prompt is stored with the row: a resume reuses it byte for byte.
             self.store.create_session(
-                session_id=session_id, source=self.source, model=self.primary.model, system_prompt=self.system_prompt
-            )
+                session_id=session_id, source=self.source, model=self.primary.model,
+                system_prompt=self.system_prompt, parent_session_id=self.parent_session_id,
+            )  # fmt: skip
         self.session_id = session_id
         self.tool_context.session_id = session_id
         return session_id
@@ -185,7 +199,9 @@ class Agent:
                 tool_names=tuple(self.tools.names),
                 soul_path=self.soul_path,
                 system_message=self.system_message,
-                memory_block=self.memory_block() if self.memory_block else None,
+                memory_block=self.memory.system_prompt_block() if self.memory is not None else None,
+                **(self.prompt_extras() if self.prompt_extras else {}),
+                carry_over=_carry_over_text(self.tool_context.state, getattr(self.engine, "system_note", None)),
                 cwd=self.cwd,
             )
         )
@@ -207,6 +223,15 @@ class Agent:
         if self.store is not None and self.store.get_session(self.session_id) is not None:
             self.store.end_session(self.session_id, reason)
         self.host.call("on_session_end", session_id=self.session_id, messages=list(self.messages), reason=reason)
+
+    def close(self) -> None:
+        """Stop listening to hooks (the engine) and close the store if the agent opened it."""
+        if self.engine is not None:
+            self.host.unregister(self.engine)
+        if self.memory is not None:
+            self.memory.shutdown()
+        if self.owns_store and self.store is not None:
+            self.store.close()
 
     def switch_to(self, session_id: str, reason: str = "resume") -> None:
         """Continue another stored session from here on."""
@@ -231,8 +256,10 @@ class Agent:
     # --- control ----------------------------------------------------------------
 
     def interrupt(self) -> None:
-        """Stop at the next safe point (thread-safe; Ctrl-C in the REPL calls it)."""
+        """Stop at the next safe point, sub-agents included (thread-safe; Ctrl-C calls it)."""
         self._interrupt.set()
+        for child in list(self.children):
+            child.interrupt()
 
     @property
     def interrupted(self) -> bool:
@@ -279,7 +306,7 @@ class Agent:
             self._flush()
         if self._interrupt.is_set():
             state.interrupted = True
-        return {
+        result = {
             "final_response": state.final,
             "messages": list(self.messages),
             "api_calls": state.api_calls,
@@ -289,18 +316,31 @@ class Agent:
             "failed": state.failed,
             "error": state.error,
             "empty": state.empty,
-            "session_id": session_id,
+            "budget_exhausted": state.budget_exhausted,
+            "session_id": self.session_id,  # a compression during the turn moved it to a child
         }
+        if self.memory is not None and result["completed"]:
+            # Queued on the memory worker: never on the user's time, and never for
+            # an interrupted or failed turn.
+            self.memory.sync_turn(message, state.final, self.session_id)
+            self.memory.queue_prefetch(message, self.session_id)
+        for schedule in self.reviews:
+            schedule.maybe_start(self, result)
+        return result
 
     def _run_steps(self, state: _TurnState) -> None:
         empty_retries = 0
         continuations: list[str] = []
         nudge: str | None = None
+        first = True
         while True:
             if self._interrupt.is_set():
                 state.interrupted = True
                 return
+            self._maybe_compress(preflight=first)
+            first = False
             grace = not self.budget.consume()
+            state.budget_exhausted = state.budget_exhausted or grace
             extra = [{"role": "user", "content": _GRACE}] if grace else []
             if nudge:
                 extra.append({"role": "user", "content": nudge})
@@ -379,9 +419,13 @@ class Agent:
                 state.api_calls += 1
                 if error.should_compress and compressions < _MAX_COMPRESSIONS and self.engine is not None:
                     compressions += 1
+                    if error.context_limit and error.context_limit < self.engine.context_length:
+                        # The provider stated the real window: believe it from now on.
+                        self.engine.update_model(route.model, error.context_limit)
                     self._emit("status", f"context too large ({error.reason}); compressing and retrying")
-                    self.compress()
-                    continue
+                    if self.compress():
+                        continue
+                    raise _TurnFailed(error) from None  # nothing left to shrink: retrying cannot help
                 if error.should_fallback and self._next_fallback(state, str(error)):
                     route_index = state.route_index
                     continue
@@ -416,12 +460,70 @@ class Agent:
         if self.store is not None and self.session_id is not None:
             self.store.record_usage(self.session_id, response.usage, response.cost)
 
-    def compress(self, focus_topic: str | None = None) -> None:
-        """Hand the history to the context engine (issue 6 wires rotation in)."""
-        if self.engine is None:
+    def _maybe_compress(self, *, preflight: bool) -> None:
+        """Compress when the engine says so: a rough estimate before the first call, reported tokens after."""
+        engine = self.engine
+        if engine is None:
+            return
+        if engine.should_compress():
+            self.compress()
+        elif preflight:
+            for _ in range(_MAX_COMPRESSIONS):  # a resumed session on a smaller model may need several
+                if not engine.should_compress_preflight(self._request_messages([]), self.tools.schemas()):
+                    return
+                if not self.compress():
+                    return
+
+    def compress(self, focus_topic: str | None = None, *, manual: bool = False) -> bool:
+        """Compress through the context engine and continue in a child session.
+
+        The old session ends with ``compression`` and keeps its messages; the
+        child holds the compressed history and a rebuilt system prompt.
+        Returns False when the engine left the conversation as it was.
+        """
+        engine = self.engine
+        if engine is None:
             raise _TurnFailed("no context engine is active, so the conversation cannot be compressed")
-        self.messages = self.engine.compress(self.messages, focus_topic=focus_topic)
+        session_id = self._ensure_session()
+        if manual:
+            engine.resume_automatic()
+        before = estimate_tokens(self._request_messages([]), self.tools.schemas())
+        self._emit("status", f"compacting context… ({before:,} tokens)")
+        recalled = self.host.call("on_pre_compress", session_id=session_id, messages=list(self.messages))
+        engine.pre_compress_context = [text for text in recalled if isinstance(text, str) and text.strip()]
+        current = engine.last_prompt_tokens or before
+        compressed = repair_history(engine.compress(list(self.messages), current_tokens=current, focus_topic=focus_topic))
+        if compressed == self.messages:
+            self._emit("status", "context left as it was")
+            return False
+        self._rotate(compressed)
+        after = estimate_tokens(self._request_messages([]), self.tools.schemas())
+        engine.last_prompt_tokens = after  # until the next response reports the real size
+        self._emit("status", f"compacted context: {before:,} → {after:,} tokens, now session {self.session_id}")
+        if self.store is not None and len(self.store.compression_ancestry(self.session_id)) > 2:
+            self._emit("status", "warning: this conversation has been compressed several times; details fade each time (consider /new)")
+        return True
+
+    def _rotate(self, messages: list[dict[str, Any]]) -> None:
+        """Continue in a child session holding ``messages`` (the parent ends with ``compression``)."""
+        from ..store import new_session_id
+
+        old = self.session_id
+        assert old is not None
+        self._flush()
+        new = new_session_id()
+        if self.memory is not None:
+            self.memory.refresh_snapshot()
+        # The system prompt is rebuilt at this boundary: memory written meanwhile and
+        # the live todo list reach the model, then stay frozen until the next one.
+        prompt = self._build_prompt(new)
+        if self.store is not None:
+            self.store.compression_child(old, messages, system_prompt=prompt, child_id=new)
+        self.session_id, self.system_prompt, self.messages = new, prompt, list(messages)
         self._persisted = len(self.messages)
+        self.tool_context.session_id = new
+        self._turn_index = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"), default=-1)
+        self.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason="compression")
 
     # --- tools --------------------------------------------------------------------
 
@@ -454,6 +556,15 @@ class _TurnState:
     empty: bool = False
     error: str | None = None
     route_index: int = 0
+    budget_exhausted: bool = False
+
+
+def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:
+    """What survives a compaction into the rebuilt prompt: the engine's note and tools' notes (the todo list)."""
+    notes = state.get(CARRY_OVER_KEY) or {}
+    parts = [engine_note.strip()] if engine_note and engine_note.strip() else []
+    parts += [f"## {heading}\n{text.strip()}" for heading, text in notes.items() if text and text.strip()]
+    return "\n\n".join(parts) or None
 
 
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "reasoning")

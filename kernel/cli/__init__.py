@@ -54,6 +54,7 @@ BUILTIN_COMMANDS = {
     "profile": LazyCommand(".profile", "app", "Manage profiles: separate homes with their own config, keys and sessions."),
     "plugin": LazyCommand(".plugin", "app", "Install, list, enable, disable and remove plugins."),
     "auth": LazyCommand(".auth", "app", "Manage API keys of the credential pool (HERMES_HOME/auth.json)."),
+    "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
     "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),
 }
 
@@ -92,9 +93,23 @@ def _prescan_profile(args: Sequence[str]) -> str | None:
     return None
 
 
+def _redact_records(record: logging.LogRecord) -> bool:
+    """Redact secrets from a log record; the patterns compile on the first record, not at startup."""
+    from ..redact import RedactingFilter
+
+    global _redactor
+    if _redactor is None:
+        _redactor = RedactingFilter()
+    return bool(_redactor.filter(record))
+
+
+_redactor: logging.Filter | None = None
+
+
 def _setup_logging() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("hermes: %(levelname)s: %(message)s"))
+    handler.addFilter(_redact_records)  # on the handler: it sees records of every child logger
     logger = logging.getLogger("hermes")
     logger.addHandler(handler)
     logger.setLevel(logging.WARNING)

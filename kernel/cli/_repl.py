@@ -82,7 +82,10 @@ def _title(agent: Any, args: list[str]) -> str:
 def _compress(agent: Any, args: list[str]) -> str:
     if agent.engine is None:
         return "no context engine is active"
-    agent.compress(focus_topic=" ".join(args) or None)
+    if not agent.messages:
+        return "nothing to compress yet"
+    if not agent.compress(focus_topic=" ".join(args) or None, manual=True):
+        return "the context engine left the conversation as it was"
     return f"compressed; now {len(agent.messages)} messages in session {agent.session_id}"
 
 
@@ -144,3 +147,4 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                 print(f"  · {describe_result(result)}", file=sys.stderr)
     finally:
         agent.end_session("user_exit")
+        agent.close()

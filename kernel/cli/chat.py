@@ -85,6 +85,7 @@ def chat(
         result = run_turn(agent, query)
         display.finish()
         agent.end_session("user_exit")
+        agent.close()
         if result.get("completed"):
             typer.echo(result["final_response"])
             return

@@ -1,4 +1,4 @@
-"""``hermes sessions list|show|search|branch|export|delete|prune``."""
+"""``hermes sessions list|show|search|branch|export|delete|prune|compress``."""
 
 from __future__ import annotations
 
@@ -211,3 +211,25 @@ def prune(
             raise typer.Exit(1)
         deleted = store.prune(older_than)
     typer.echo(f"pruned {len(deleted)} session{'s' if len(deleted) != 1 else ''}")
+
+
+@app.command("compress")
+def compress(
+    ctx: typer.Context,
+    session_id: IdArg,
+    focus: Annotated[Optional[str], typer.Option("--focus", help="Topic the summary should keep the most of.")] = None,
+) -> None:
+    """Compress a session now: it ends with 'compression' and a child continues it."""
+    from ..agent.factory import build_agent
+
+    app_state = state(ctx)
+    _require_store(ctx, session_id).close()
+    agent = build_agent(host=app_state.host, config=app_state.config, home=app_state.home, resume=session_id, stream=False)
+    try:
+        old = agent.session_id
+        if not agent.compress(focus_topic=focus, manual=True):
+            typer.echo(f"{old}: nothing to compress")
+            return
+        typer.echo(f"compressed {old} into {agent.session_id}")
+    finally:
+        agent.close()

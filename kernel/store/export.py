@@ -6,6 +6,8 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from ..redact import redact_data
+
 __all__ = ["EXPORT_FORMATS", "content_text", "export_jsonl", "export_markdown", "iso_time"]
 
 EXPORT_FORMATS = ("jsonl", "markdown")
@@ -19,7 +21,8 @@ def iso_time(timestamp: float | None) -> str | None:
 
 
 def export_jsonl(session: dict[str, Any], messages: list[dict[str, Any]]) -> str:
-    """First line the session row, then one line per message, content exactly as stored."""
+    """First line the session row, then one line per message, as stored but with secrets redacted."""
+    session, messages = redact_data(session), redact_data(messages)
     lines = [json.dumps({"type": "session", **session}, ensure_ascii=False)]
     lines += [json.dumps({"type": "message", **m}, ensure_ascii=False) for m in messages]
     return "\n".join(lines) + "\n"
@@ -34,7 +37,8 @@ def content_text(content: Any) -> str:
 
 
 def export_markdown(session: dict[str, Any], messages: list[dict[str, Any]]) -> str:
-    """A readable transcript: heading with the session's facts, one section per message."""
+    """A readable transcript: heading with the session's facts, one section per message (secrets redacted)."""
+    session, messages = redact_data(session), redact_data(messages)
     title = session.get("title") or session["id"]
     out = [f"# {title}", ""]
     for key in ("id", "source", "model", "parent_session_id", "started_at", "ended_at", "end_reason"):

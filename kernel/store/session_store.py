@@ -383,9 +383,9 @@ class SessionStore:
 
     def _child(
         self, parent_id: str, reason: str, *, title: str | None, copy_messages: bool, source: str | None,
-        system_prompt: str | None, messages: list[Mapping[str, Any]] | None,
+        system_prompt: str | None, messages: list[Mapping[str, Any]] | None, child_id: str | None = None,
     ) -> str:  # fmt: skip
-        child_id = new_session_id()
+        child_id = child_id or new_session_id()
         now = time.time()
         rows = [_message_row(child_id, m, now) for m in messages or []]
 
@@ -447,15 +447,17 @@ class SessionStore:
         *,
         system_prompt: str | None = None,
         title: str | None = None,
+        child_id: str | None = None,
     ) -> str:
         """End ``session_id`` with ``compression`` and continue in a child holding ``messages``.
 
         The parent keeps its original messages (search still finds them); the
         child gets the compressed history and the next title in the lineage.
+        ``child_id`` lets the caller pick the id (its system prompt names it).
         """
         return self._child(
             session_id, "compression", title=title, copy_messages=False, source=None,
-            system_prompt=system_prompt, messages=list(messages),
+            system_prompt=system_prompt, messages=list(messages), child_id=child_id,
         )  # fmt: skip
 
     def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:

@@ -14,7 +14,7 @@ from ..providers.base import ModelProvider, ModelRequest, ModelResponse, StreamD
 from ..providers.errors import ProviderError
 from ..usage import CanonicalUsage
 from ._wire import estimate_usage, split_text
-from .script import Fault, Reply, Script, ScriptEntry
+from .script import Fault, Reply, Script, ScriptEntry, first_user_text
 
 __all__ = ["FAULT_REASONS", "ScriptedProvider"]
 
@@ -56,7 +56,7 @@ class ScriptedProvider(ModelProvider):
 
     def _next(self, request: ModelRequest) -> Reply:
         self.requests.append(request)
-        entry = self.script.next()
+        entry = self.script.next(first_user_text(request.messages))
         if isinstance(entry, Fault):
             if FAULT_REASONS[entry.kind] is None:
                 return Reply(text="", usage=None)

@@ -25,6 +25,7 @@ __all__ = [
     "ScriptedUsage",
     "ToolCall",
     "entry_from_dict",
+    "first_user_text",
     "load_script",
 ]
 
@@ -132,10 +133,16 @@ ScriptEntry = Union[Reply, Fault]
 
 
 class Script:
-    """A thread-safe queue of entries plus the default reply."""
+    """A thread-safe queue of entries plus the default reply.
+
+    Lanes serve conversations that run at once (parallel sub-agents): a
+    request whose first user message contains a lane's key takes that lane's
+    next entry; every other request takes from the main queue.
+    """
 
     def __init__(self, entries: Iterable[ScriptEntry] = (), default: Reply | None = None) -> None:
         self._queue: deque[ScriptEntry] = deque(entries)
+        self._lanes: dict[str, deque[ScriptEntry]] = {}
         self._lock = Lock()
         self.default = default or Reply(text="OK")
 
@@ -143,13 +150,37 @@ class Script:
         with self._lock:
             self._queue.extend(entries)
 
-    def next(self) -> ScriptEntry:
+    def lane(self, key: str, *entries: ScriptEntry) -> None:
+        """Queue entries for requests whose first user message contains ``key``."""
         with self._lock:
+            self._lanes.setdefault(key, deque()).extend(entries)
+
+    def next(self, first_user_text: str | None = None) -> ScriptEntry:
+        with self._lock:
+            if first_user_text:
+                for key, lane in self._lanes.items():
+                    if lane and key in first_user_text:
+                        return lane.popleft()
             return self._queue.popleft() if self._queue else self.default
 
     def clear(self) -> None:
         with self._lock:
             self._queue.clear()
+            self._lanes.clear()
+
+
+def first_user_text(messages: Any) -> str:
+    """The text of the first user message in OpenAI or Anthropic form ("" if none)."""
+    for message in messages or ():
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return " ".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+        return ""
+    return ""
 
     def __len__(self) -> int:
         with self._lock:

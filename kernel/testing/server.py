@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from . import _wire
-from .script import Fault, Reply, Script, ScriptEntry, ToolCall
+from .script import Fault, Reply, Script, ScriptEntry, ToolCall, first_user_text
 
 __all__ = ["FakeModelServer", "RecordedRequest"]
 
@@ -91,7 +91,7 @@ class _Handler(BaseHTTPRequestHandler):
         if api is None or not isinstance(body, dict):
             self._send_json(404 if api is None else 400, {"error": {"message": f"no route {path}", "type": "invalid_request_error"}})
             return
-        entry, n = owner._next()
+        entry, n = owner._next(first_user_text(body.get("messages")))
         try:
             if isinstance(entry, Fault):
                 self._fault(api, entry, body, n)
@@ -272,6 +272,11 @@ class FakeModelServer:
         made = tuple(c if isinstance(c, ToolCall) else ToolCall(c[0], c[1]) for c in calls)
         return self.enqueue(Reply(text=text, tool_calls=made, **fields))
 
+    def lane(self, key: str, *entries: ScriptEntry) -> FakeModelServer:
+        """Queue entries for requests whose first user message contains ``key`` (parallel agents)."""
+        self.script.lane(key, *entries)
+        return self
+
     def fault(self, kind: str, **fields: Any) -> FakeModelServer:
         """Queue a fault; ``fields`` as :class:`Fault` (retry_after, limit, seconds, ...)."""
         return self.enqueue(Fault(kind=kind, **fields))
@@ -291,8 +296,8 @@ class FakeModelServer:
         with self._lock:
             self._requests.append(request)
 
-    def _next(self) -> tuple[ScriptEntry, int]:
+    def _next(self, first_user: str = "") -> tuple[ScriptEntry, int]:
         with self._lock:
             self._count += 1
             n = self._count
-        return self.script.next(), n
+        return self.script.next(first_user), n

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel import CARRY_OVER_KEY, Tool, ToolContext, ToolError
 
 from ._common import opt_bool
 
@@ -105,6 +105,13 @@ def todo(args: dict[str, Any], ctx: ToolContext) -> str:
         if len(current) > MAX_ITEMS:
             raise ToolError(f"the list would hold {len(current)} items; keep it under {MAX_ITEMS} by grouping tasks.")
         ctx.state[STATE_KEY] = current
+        # Survives compaction: the kernel puts carry-over notes into the rebuilt system prompt.
+        active = render_todos(ctx.state, active_only=True)
+        notes = ctx.state.setdefault(CARRY_OVER_KEY, {})
+        if active:
+            notes["Your task list (carried over)"] = active
+        else:
+            notes.pop("Your task list (carried over)", None)
     if not current:
         return "The task list is empty."
     return f"Task list ({_summary(current)}):\n{render_todos(ctx.state)}"

@@ -88,18 +88,26 @@ def test_unrecoverable_failure_is_reported_not_raised(make_agent, store) -> None
 
 
 def test_context_overflow_compresses_and_retries(make_agent) -> None:
-    class Engine:
+    from hermes.kernel import ContextEngine
+
+    class Engine(ContextEngine):
+        name = "test"
         calls = 0
 
         def update_from_response(self, usage):
             pass
 
+        def should_compress(self, prompt_tokens=None):
+            return False
+
         def compress(self, messages, current_tokens=None, focus_topic=None):
             Engine.calls += 1
             return messages[-1:]
 
-    provider = ScriptedProvider(Fault("context_overflow", limit=1000), Reply("fits now"))
-    result = make_agent(provider, engine=Engine()).run_conversation("long")
+    provider = ScriptedProvider(Reply("short answer"), Fault("context_overflow", limit=1000), Reply("fits now"))
+    agent = make_agent(provider, engine=Engine())
+    agent.run_conversation("first")
+    result = agent.run_conversation("long")
     assert result["final_response"] == "fits now" and Engine.calls == 1
     without = make_agent(ScriptedProvider(Fault("context_overflow"))).run_conversation("long")
     assert without["failed"] and "context_overflow" in without["error"]

@@ -101,3 +101,13 @@ def test_doctor_reports_home_profile_and_config(hermes, hermes_home) -> None:
     assert broken.returncode == 1
     report = json.loads(broken.stdout)
     assert "config.yaml line" in report["config_error"] and report["ok"] is False
+
+
+def test_secrets_in_plugin_errors_are_redacted_in_logs(hermes, fake_dists) -> None:
+    secret = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2
+    fake_dists.add("hermes-leaky", {"hermes.plugins": {"leaky": "hermes_leaky"}},
+                   {"hermes_leaky": f"raise RuntimeError('could not auth with {secret}')\n"})
+    result = hermes("config", "path", env={"HERMES_LOAD_PLUGINS": "hermes-leaky"})
+    assert result.returncode == 0
+    assert "could not load hermes.plugins plugin 'leaky'" in result.stderr
+    assert secret not in result.stderr and "with sk-p...I9j0" in result.stderr

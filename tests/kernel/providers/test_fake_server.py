@@ -107,3 +107,21 @@ def test_sdks_are_not_imported_by_the_kernel_or_help() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip().splitlines()[-1] == "[]", result.stderr
+
+
+def test_lanes_route_parallel_conversations_by_their_first_user_message() -> None:
+    import openai
+
+    from hermes.kernel.testing import FakeModelServer
+
+    with FakeModelServer() as server:
+        server.lane("task A", Reply(text="A1"), Reply(text="A2")).lane("task B", Reply(text="B1"))
+        server.reply("main queue")
+        client = openai.OpenAI(api_key="sk-x", base_url=server.openai_base_url, max_retries=0)
+
+        def ask(text: str) -> str:
+            reply = client.chat.completions.create(model="m", messages=[{"role": "user", "content": text}])
+            return reply.choices[0].message.content
+
+        assert [ask("do task B"), ask("do task A"), ask("other"), ask("task A again"), ask("task A x")] == [
+            "B1", "A1", "main queue", "A2", "OK"]

@@ -1,0 +1,101 @@
+"""What a configured agent adds to the bare loop: prompt layers and background reviews."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..home import HermesHome
+from ..host import PluginHost
+from ..tool_registry import ToolCall, ToolRegistry
+from .review import ReviewSchedule, after_tool_iterations, every_n_turns
+
+__all__ = ["MEMORY_REVIEW_PROMPT", "SKILLS_REVIEW_PROMPT", "prompt_extras", "review_schedules"]
+
+log = logging.getLogger(__name__)
+
+MEMORY_REVIEW_PROMPT = (
+    "[Background memory review — not from the user.] Look back over this conversation. If the user "
+    "revealed lasting facts about themselves (preferences, role, environment, how they like to work) or "
+    "you learned something durable that will help in future sessions, save it with the memory tool: "
+    "target 'user' for the user profile, 'memory' for your own notes. Save nothing temporary, nothing "
+    "already saved, and never secrets. If nothing is worth saving, answer 'nothing to save'."
+)
+
+SKILLS_REVIEW_PROMPT = (
+    "[Background skill review — not from the user.] This conversation took many tool steps. If it "
+    "showed a reusable procedure (steps that worked, a fix that was hard to find) or a skill that proved "
+    "wrong, record it: check skills_list first, then create a new skill or patch the existing one with "
+    "skill_manage. Keep skills short, general and safe; write steps, not this conversation. If nothing "
+    "is worth keeping, answer 'nothing to update'."
+)
+
+_MEMORY_WRITES = {"add", "replace", "remove", "batch"}
+_SKILL_WRITES = {"create", "edit", "patch", "delete", "write_file", "remove_file"}
+
+
+def _action(call: ToolCall) -> str:
+    try:
+        args = json.loads(call.arguments or "{}")
+    except ValueError:
+        return ""
+    return str(args.get("action", "")) if isinstance(args, dict) else ""
+
+
+def prompt_extras(
+    home: HermesHome, config: Config, host: PluginHost, cwd: Path, warn: Callable[[str], None]
+) -> Callable[[], dict[str, str | None]]:
+    """Layers read at every session boundary: the skills index and project context files."""
+
+    def extras() -> dict[str, str | None]:
+        from ..context_files import load_project_context
+        from ..skills import skills_index
+
+        layers: dict[str, str | None] = {}
+        try:
+            layers["skills_index"] = skills_index(home, config, host) or None
+        except Exception as exc:  # a broken skill pack must not stop the agent
+            log.warning("skills index unavailable: %s", exc)
+        if config.get("context_files.enabled", True):
+            project = load_project_context(cwd, cap_chars=int(config.get("context_files.max_chars", 20_000)))
+            for warning in project.warnings:
+                warn(warning)
+            layers["project_context"] = project.text or None
+        return layers
+
+    return extras
+
+
+def review_schedules(host: PluginHost, config: Config, memory_tools: list[Any]) -> list[ReviewSchedule]:
+    """The memory review (every ``memory.nudge_interval`` turns) and the skills review
+    (after ``skills.review_interval`` tool steps without skill maintenance)."""
+    schedules = []
+    memory_interval = int(config.get("memory.nudge_interval", 10) or 0)
+    if memory_tools and memory_interval > 0:
+        schedules.append(
+            ReviewSchedule(
+                name="memory",
+                prompt=MEMORY_REVIEW_PROMPT,
+                tools=lambda: ToolRegistry(memory_tools),
+                due=every_n_turns(memory_interval),
+                is_change=lambda call: _action(call) in _MEMORY_WRITES,
+            )
+        )
+    skills_interval = int(config.get("skills.review_interval", 15) or 0)
+    if skills_interval > 0 and "skills" in host.available("hermes.tools"):
+        schedules.append(
+            ReviewSchedule(
+                name="skills",
+                prompt=SKILLS_REVIEW_PROMPT,
+                tools=lambda: ToolRegistry.load(host, ["skills"]),
+                due=after_tool_iterations(skills_interval, frozenset({"skill_manage"})),
+                is_change=lambda call: call.name == "skill_manage" and _action(call) in _SKILL_WRITES,
+                max_iterations=12,
+            )
+        )
+    return schedules
+
