@@ -146,5 +146,8 @@ def repl(agent: Any, display: ChatDisplay) -> None:
 
                 print(f"  · {describe_result(result)}", file=sys.stderr)
     finally:
+        from .chat import _finish_reviews
+
+        _finish_reviews(agent, timeout=30.0)
         agent.end_session("user_exit")
         agent.close()

@@ -46,6 +46,12 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
     return outcome
 
 
+def _finish_reviews(agent: Any, timeout: float = 120.0) -> None:
+    """Let background reviews finish before the process exits (the answer is already out)."""
+    for schedule in agent.reviews:
+        schedule.wait(timeout)
+
+
 def chat(
     ctx: typer.Context,
     query: Annotated[Optional[str], typer.Option("--query", "-q", help="Answer this once and exit.")] = None,
@@ -84,6 +90,7 @@ def chat(
         assert query is not None
         result = run_turn(agent, query)
         display.finish()
+        _finish_reviews(agent)
         agent.end_session("user_exit")
         agent.close()
         if result.get("completed"):
