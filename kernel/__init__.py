@@ -32,6 +32,7 @@ __all__ = [
     "HookFailure",
     "IterationBudget",
     "LoadedPlugin",
+    "MemoryManager",
     "MemoryProvider",
     "ModelClient",
     "ModelProvider",
@@ -82,6 +83,7 @@ _LAZY = {
     "ContextEngine": ".context_engine",
     "estimate_tokens": ".context_engine",
     "MemoryProvider": ".memory_provider",
+    "MemoryManager": ".memory",
     **dict.fromkeys(
         ["Credential", "CredentialPool", "CredentialStatus", "CredentialStrategy",
          "CredentialsExhaustedError", "NoCredentialsError"],
@@ -103,6 +105,7 @@ if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, ModelRoute
     from .budget import IterationBudget
     from .context_engine import ContextEngine, estimate_tokens
+    from .memory import MemoryManager
     from .memory_provider import MemoryProvider
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
     from .tools import CARRY_OVER_KEY, Tool, ToolContext, ToolError, tools_from_plugin

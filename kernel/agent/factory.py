@@ -121,6 +121,7 @@ def build_agent(
     cwd: Path | None = None,
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config)."""
+    from ..memory import MemoryManager
     from ..store import SessionStore
     from ..tool_registry import ToolRegistry
 
@@ -128,7 +129,12 @@ def build_agent(
     routes = [route, *_fallbacks(host, config, home)]
     engine = open_engine(host, config, home, route)
     chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
-    tools = ToolRegistry.load(host, chosen or None, interactive=interactive)
+    loadable = [name for name in chosen if name != "memory"]  # the memory toolset comes from the manager
+    tools = ToolRegistry.load(host, loadable or None, interactive=interactive) if loadable or not chosen else ToolRegistry()
+    memory = MemoryManager.from_config(host, config, home, agent_context="primary", platform="cli")
+    memory_tools = memory.tools(reserved_names=tools.names) if not chosen or "memory" in chosen else []
+    for tool in memory_tools:
+        tools.add(tool)
     home.ensure()
     store = SessionStore.for_home(home)
     if resume:
@@ -145,6 +151,7 @@ def build_agent(
         max_iterations=int(config.get("agent.max_iterations", 90)),
         results_dir=home.results_dir,
         engine=engine,
+        memory=memory,
         source=source,
         session_id=resume,
         soul_path=home.path / "SOUL.md",
@@ -162,7 +169,7 @@ def build_agent(
     )
     agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
     agent.tool_context.services["host"] = host
-    agent.reviews.extend(review_schedules(host, config, memory_tools=[]))
+    agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))
     return agent
 
 

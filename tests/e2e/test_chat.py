@@ -258,3 +258,21 @@ def test_repl_resume_and_branch(fake_model_server: FakeModelServer, workdir: Pat
     assert branched == ["remember the word kumquat", "what was the word?", "and now?"]
     rows = db_rows(hermes_home, "SELECT title, parent_session_id, end_reason FROM sessions ORDER BY started_at")
     assert rows[0][2] == "branched" and rows[-1][:2] == ("Kumquat talk", session_id)
+
+
+def test_memory_review_every_n_turns_writes_user_md(fake_model_server: FakeModelServer, workdir: Path, hermes_home: Path) -> None:
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    (hermes_home / "config.yaml").write_text("memory:\n  nudge_interval: 2\n")
+    server = fake_model_server
+    server.reply("Noted, tabs it is.").reply("Done.")
+    server.tool_calls(("memory", {"action": "add", "target": "user", "content": "Prefers tabs over spaces."}))
+    server.reply("Saved one entry.")
+    result = hermes_chat(input="I always use tabs\nformat the file\n/exit\n", env=chat_env(server), cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert "memory review: 1 change(s)" in result.stderr
+    assert "Prefers tabs over spaces." in (hermes_home / "memories" / "USER.md").read_text()
+    review_tools = [t["function"]["name"] for t in server.requests[2].body["tools"]]
+    assert review_tools == ["memory"]
+    server.reply("hello")
+    hermes_chat("-q", "hi", env=chat_env(server), cwd=workdir)
+    assert "Prefers tabs over spaces." in server.requests[-1].body["messages"][0]["content"]  # next session's snapshot
