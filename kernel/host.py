@@ -148,6 +148,27 @@ def _scan_entry_points() -> dict[str, list[_Entry]]:
     return found
 
 
+_IMPL_ATTR = f"{hookspecs.PROJECT_NAME}_impl"  # where pluggy's HookimplMarker keeps its options
+
+
+def _inherit_hookimpl_markers(obj: object) -> None:
+    """Mark overriding methods as hookimpls when the method they override was one."""
+    cls = type(obj)
+    if cls.__module__ == "builtins" or isinstance(obj, type):
+        return
+    for name in dir(cls):
+        own = getattr(cls, name, None)
+        if not callable(own) or hasattr(own, _IMPL_ATTR):
+            continue
+        for base in cls.__mro__[1:]:
+            inherited = vars(base).get(name)
+            if inherited is not None:
+                options = getattr(inherited, _IMPL_ATTR, None)
+                if options is not None:
+                    setattr(own, _IMPL_ATTR, dict(options))
+                break
+
+
 class PluginHost:
     """Owns the hook manager and the slot managers of one hermes process.
 
@@ -370,7 +391,13 @@ class PluginHost:
                 self._record_load_failure(PLUGINS_GROUP, entry.name, exc)
 
     def register(self, obj: object, name: str | None = None) -> str:
-        """Make a live object (active engine, memory provider, ...) a hook listener."""
+        """Make a live object (active engine, memory provider, ...) a hook listener.
+
+        A method that overrides a base-class ``@hookimpl`` stays a listener even
+        without repeating the decorator: a contract (ContextEngine,
+        MemoryProvider) promises that overriding a lifecycle method is enough.
+        """
+        _inherit_hookimpl_markers(obj)
         try:
             registered = self.pm.register(obj, name=name)
         except ValueError:  # pluggy: that name or object is already registered

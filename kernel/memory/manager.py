@@ -10,7 +10,7 @@ from functools import partial
 from typing import Any
 
 from ..errors import ConfigError, HermesError, PluginLoadError
-from ..hookspecs import PROJECT_NAME, hookimpl
+from ..hookspecs import hookimpl
 from ..memory_provider import AGENT_CONTEXTS, MemoryProvider
 from ..tools import Tool, ToolContext
 from .worker import OrderedWorker
@@ -32,26 +32,6 @@ def _instantiate(obj: Any, name: str) -> MemoryProvider:
     if not provider.name:
         provider.name = name
     return provider
-
-
-_IMPL_ATTR = f"{PROJECT_NAME}_impl"  # where pluggy's HookimplMarker keeps its options
-_LIFECYCLE = tuple(n for n, f in vars(MemoryProvider).items() if hasattr(f, _IMPL_ATTR))
-
-
-def _mark_hooks(provider: MemoryProvider) -> None:
-    """Make overridden lifecycle methods hook implementations again.
-
-    A subclass that overrides ``on_memory_write`` without repeating
-    ``@hookimpl`` would silently stop listening (pluggy reads the marker from
-    the overriding function); the contract promises that overriding is enough.
-    """
-    for cls in type(provider).__mro__:
-        if cls is MemoryProvider:
-            break
-        for name in _LIFECYCLE:
-            func = vars(cls).get(name)
-            if callable(func) and not hasattr(func, _IMPL_ATTR):
-                hookimpl(func)
 
 
 def _enabled(value: Any) -> bool:
@@ -216,8 +196,7 @@ class MemoryManager:
                 self.providers.remove(provider)
                 self.skipped[provider.name] = f"initialize raised {type(exc).__name__}: {exc}"
         if self.listen:
-            for provider in self.providers:
-                _mark_hooks(provider)
+            # host.register keeps overridden lifecycle methods listening (no @hookimpl needed).
             for obj, name in [*((p, f"memory:{p.name}") for p in self.providers), (self, "memory")]:
                 try:
                     # Unique per manager: a second agent in this process may share the host.

@@ -183,3 +183,29 @@ def test_failures_are_bounded_and_described() -> None:
     assert len(host.hook_failures) == 200
     assert host.hook_failures[-1].plugin == "raiser"
     assert host.hook_failures[-1].error == "KeyError: 'm'"
+
+
+def test_overriding_a_contract_hook_method_keeps_it_a_listener() -> None:
+    from hermes.kernel import ContextEngine
+
+    seen = []
+
+    class Engine(ContextEngine):
+        name = "plain"
+
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, prompt_tokens=None):
+            return False
+
+        def compress(self, messages, current_tokens=None, focus_topic=None):
+            return messages
+
+        def on_session_end(self, session_id, messages, reason):  # no @hookimpl here
+            seen.append(reason)
+
+    host = PluginHost(load_plugins="")
+    host.register(Engine())
+    host.call("on_session_end", session_id="s", messages=[], reason="user_exit")
+    assert seen == ["user_exit"]
