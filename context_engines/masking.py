@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes.kernel import ContextEngine
 from hermes.kernel.context_engine import estimate_tokens
 
 from ._digest import digest
 from ._messages import last_index, text_of
+from .compressor.trigger import ThresholdEngine
 from .compressor.assembly import SYSTEM_NOTE, assemble, extract_handoff, with_system_note
 from .compressor.boundaries import find_boundaries, split
-from .compressor.budget import setting, tail_budget, threshold_tokens
-from .compressor.failures import CompressionGuard
 from .compressor.pruning import prune
 
 __all__ = ["Masking"]
@@ -28,43 +26,10 @@ __all__ = ["Masking"]
 DROP_SHARE = 0.5
 
 
-class Masking(ContextEngine):
+class Masking(ThresholdEngine):
     """Masks old tool outputs; past the budget, replaces the middle with a digest."""
 
     name = "masking"
-
-    def __init__(self, **kwargs: Any) -> None:
-        self.guard = CompressionGuard()
-        self.system_note: str | None = None  # as Compressor.system_note
-        super().__init__(**kwargs)
-
-    def update_model(self, model: str, context_length: int) -> None:
-        self.model = model
-        self.context_length = context_length
-        self.threshold_tokens = threshold_tokens(context_length, float(setting(self.config, "compression.threshold", 0.50)))
-        ratio = float(setting(self.config, "compression.target_ratio", 0.20))
-        self.tail_budget_tokens = tail_budget(self.threshold_tokens, ratio)
-        self.protect_first_n = int(setting(self.config, "compression.protect_first_n", 3))
-
-    def update_from_response(self, usage: Any) -> None:
-        self.last_prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.last_completion_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
-        return self.guard.auto_enabled and tokens >= self.threshold_tokens
-
-    def resume_automatic(self) -> None:
-        """``/compress``: switch automatic compression back on."""
-        self.guard.resume()
-
-    def on_session_reset(self) -> None:
-        super().on_session_reset()
-        self.guard.reset()
-        self.system_note = None
-
-    def get_status(self) -> dict[str, Any]:
-        return {**super().get_status(), "auto_compression": self.guard.auto_enabled, "warning": self.guard.warning}
 
     def compress(
         self,

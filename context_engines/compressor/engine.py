@@ -6,15 +6,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from hermes.kernel import ContextEngine
 from hermes.kernel.context_engine import estimate_tokens
 
 from .._digest import digest
 from .._messages import last_index, text_of
+from .trigger import ThresholdEngine
 from .assembly import SYSTEM_NOTE, assemble, extract_handoff, with_system_note
 from .boundaries import find_boundaries, split
-from .budget import setting, summary_budget, summary_input_cap, tail_budget, threshold_tokens
-from .failures import NO_MODEL_COOLDOWN, TRANSIENT_COOLDOWN, CompressionGuard, failure_action
+from .budget import setting, summary_budget, summary_input_cap
+from .failures import NO_MODEL_COOLDOWN, TRANSIENT_COOLDOWN, failure_action
 from .pruning import prune
 from .summary import PREAMBLE, build_prompt, redact, serialize
 
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 _CHARS_PER_TOKEN = 4
 
 
-class Compressor(ContextEngine):
+class Compressor(ThresholdEngine):
     """The default engine: old turns become a structured handoff summary written by a model.
 
     Reads ``compression.threshold`` (0.50), ``compression.target_ratio`` (0.20),
@@ -35,50 +35,19 @@ class Compressor(ContextEngine):
     name = "compressor"
 
     def __init__(self, **kwargs: Any) -> None:
-        self.guard = CompressionGuard()
         self.last_compression: dict[str, Any] = {}
         self.last_error: str | None = None
-        #: After a compression: a line for the system prompt saying earlier turns were compacted
-        #: (the kernel adds the system prompt itself, so the engine cannot put it there).
-        self.system_note: str | None = None
         super().__init__(**kwargs)
-
-    # --- trigger ---------------------------------------------------------------------
-
-    def update_model(self, model: str, context_length: int) -> None:
-        self.model = model
-        self.context_length = context_length
-        self.threshold_tokens = threshold_tokens(context_length, float(setting(self.config, "compression.threshold", 0.50)))
-        ratio = float(setting(self.config, "compression.target_ratio", 0.20))
-        self.tail_budget_tokens = tail_budget(self.threshold_tokens, ratio)
-        self.protect_first_n = int(setting(self.config, "compression.protect_first_n", 3))
-
-    def update_from_response(self, usage: Any) -> None:
-        # Only what the provider reports it read counts; completion (reasoning) tokens never trigger.
-        self.last_prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        self.last_completion_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
-        return self.guard.auto_enabled and tokens >= self.threshold_tokens
-
-    def resume_automatic(self) -> None:
-        """``/compress``: switch automatic compression back on after anti-thrashing stopped it."""
-        self.guard.resume()
 
     def on_session_reset(self) -> None:
         super().on_session_reset()
-        self.guard.reset()
         self.last_compression = {}
         self.last_error = None
-        self.system_note = None
 
     def get_status(self) -> dict[str, Any]:
         return {
             **super().get_status(),
-            "auto_compression": self.guard.auto_enabled,
             "summary_cooldown_s": round(self.guard.cooldown_left(), 1),
-            "warning": self.guard.warning,
             "last_error": self.last_error,
             "last_compression": dict(self.last_compression),
         }

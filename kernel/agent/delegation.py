@@ -92,6 +92,7 @@ class Delegator:
 
         parent = self.parent
         child = Agent(
+            **parent.fork_settings(),
             routes=self.routes_for_child(),
             tools=self._child_tools(task.toolsets),
             host=PluginHost(load_plugins=""),  # children write no memory and fire no user hooks
@@ -101,13 +102,7 @@ class Delegator:
             source="subagent",
             parent_session_id=parent.session_id,
             system_message=SUBAGENT_PROMPT,
-            soul_path=parent.soul_path,
-            cwd=parent.cwd,
-            stream=False,
-            max_tokens=parent.max_tokens,
             on_event=on_event,
-            home=parent.tool_context.home,
-            config=parent.tool_context.config,
         )
         if self.depth + 1 < self.max_depth:
             child.tool_context.services["delegator"] = Delegator(

@@ -224,6 +224,17 @@ class Agent:
             self.store.end_session(self.session_id, reason)
         self.host.call("on_session_end", session_id=self.session_id, messages=list(self.messages), reason=reason)
 
+    def fork_settings(self) -> dict[str, Any]:
+        """Constructor arguments a quiet copy of this agent shares (reviews, sub-agents)."""
+        return {
+            "soul_path": self.soul_path,
+            "cwd": self.cwd,
+            "stream": False,
+            "max_tokens": self.max_tokens,
+            "home": self.tool_context.home,
+            "config": self.tool_context.config,
+        }
+
     def close(self) -> None:
         """Stop listening to hooks (the engine) and close the store if the agent opened it."""
         if self.engine is not None:

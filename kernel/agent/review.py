@@ -82,19 +82,13 @@ def run_review(parent: Agent, schedule: ReviewSchedule) -> list[str]:
                 changes.append(call.name)
 
     reviewer = Agent(
+        **parent.fork_settings(),
         routes=parent.routes,
         tools=schedule.tools(),
         host=PluginHost(load_plugins=""),  # quiet: no listeners, no hooks
         max_iterations=schedule.max_iterations,
         source="review",
-        system_message=None,
-        soul_path=parent.soul_path,
-        cwd=parent.cwd,
-        stream=False,
-        max_tokens=parent.max_tokens,
         on_event=watch,
-        home=parent.tool_context.home,
-        config=parent.tool_context.config,
     )
     reviewer.system_prompt = parent.system_prompt  # the same frozen prefix keeps the provider cache warm
     reviewer.session_id = f"{parent.session_id}-review-{schedule.name}"

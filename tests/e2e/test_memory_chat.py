@@ -1,5 +1,10 @@
-"""A third-party memory provider in real chats: recall fenced in the request, turns synced,
-pre-compress context in the summary request, session switches on compression."""
+"""Memory in a real chat: the sqlite example installed for real, selected by config, recalled next session.
+
+``hermes plugin install examples/hermes-memory-sqlite`` into a virtual
+environment of the test's own, ``hermes config set memory.provider sqlite``,
+then ``hermes chat`` against the fake server: the real CLI, the real SDK over
+HTTP, state.db and the provider's own SQLite file on disk.
+"""
 
 from __future__ import annotations
 
@@ -11,58 +16,85 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.testing import FakeModelServer, Reply, ScriptedUsage, ToolCall
+from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 from tests.helpers import overlay_venv
 
 ROOT = Path(__file__).resolve().parents[2]
-DB_NAME = "memory-sqlite.db"  # where examples/hermes-memory-sqlite keeps its turns, in HERMES_HOME
 pytestmark = pytest.mark.slow
 
 
-def test_sqlite_memory_provider_across_two_chats(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
+@pytest.fixture
+def venv_hermes(tmp_path: Path, hermes_home: Path):
     python = overlay_venv(tmp_path / "venv")
     env = {k: v for k, v in os.environ.items() if k not in ("HERMES_LOAD_PLUGINS", "PYTHONPATH")}
-    env.update({
-        "OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_BASE_URL": fake_model_server.openai_base_url,
-        "HERMES_MODEL__NAME": "test-model",
-    })  # fmt: skip
-
-    def hermes(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(python), "-m", "hermes.kernel", *args], capture_output=True, text=True,
-                              env=env, cwd=cwd, timeout=300)  # fmt: skip
-
-    assert hermes("plugin", "install", "examples/hermes-memory-sqlite").returncode == 0
-    assert hermes("config", "set", "memory.provider", "sqlite").returncode == 0
-    assert hermes("config", "set", "model.context_length", "8000").returncode == 0
-    work = tmp_path / "work"
+    work = tmp_path / "project"  # chats run in a project folder of their own, not in the repository
     work.mkdir()
 
+    def run(*args: str, input: str | None = None, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(python), "-m", "hermes.kernel", *args],
+            capture_output=True, text=True, env={**env, **(extra or {})}, cwd=work,
+            input=input, timeout=300,
+        )  # fmt: skip
+
+    return run
+
+
+def user_messages(body: dict) -> list[str]:
+    return [m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
+            for m in body["messages"] if m["role"] == "user"]  # fmt: skip
+
+
+def test_the_selected_provider_changes_what_the_next_session_recalls(
+    venv_hermes, fake_model_server: FakeModelServer, hermes_home: Path
+) -> None:
+    assert venv_hermes("plugin", "install", str(ROOT / "examples" / "hermes-memory-sqlite")).returncode == 0
+    assert venv_hermes("config", "set", "memory.provider", "sqlite").returncode == 0
     server = fake_model_server
-    server.reply("Backups go to s3://acme-backups every night.")
-    first = hermes("chat", "-q", "where do the backups go?", cwd=work)
+    env = {"OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "OPENAI_BASE_URL": server.openai_base_url,
+           "HERMES_MODEL__PROVIDER": "openai", "HERMES_MODEL__NAME": "test-model", "HERMES_MODEL__TIMEOUT": "10"}  # fmt: skip
+
+    # Session 1: the model saves a user fact with the memory tool; sync_turn stores the turn.
+    server.tool_calls(("memory", {"action": "add", "target": "user", "content": "Works on the staging cluster"}))
+    server.reply("Staging listens on port 8443.")
+    first = venv_hermes("chat", "-q", "Which port does staging use?", extra=env)
     assert first.returncode == 0, first.stderr
+    assert "Works on the staging cluster" in (hermes_home / "memories" / "USER.md").read_text()
+    db = hermes_home / "memory-sqlite.db"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT user_content, assistant_content FROM turns").fetchall() == [
+            ("Which port does staging use?", "Staging listens on port 8443.")
+        ]
 
-    for n in range(4):
-        (work / f"part{n}.txt").write_text("".join(f"part {n} line {i}: lorem ipsum dolor sit amet\n" for i in range(150)))
-    for n, tokens in enumerate([1_500, 3_500, 5_500, 7_200]):
-        server.enqueue(Reply(tool_calls=(ToolCall("read_file", {"path": f"part{n}.txt"}),), usage=ScriptedUsage(input_tokens=tokens)))
-    server.reply("The backups bucket is s3://acme-backups; the parts are lorem ipsum.", usage=ScriptedUsage(input_tokens=2_000))
-    server.lane("<conversation>", Reply("## Active Task\nremind me about the backups, then read the parts"))
-    second = hermes("chat", "-q", "remind me about the backups, then read the parts", cwd=work)
+    # Session 2: the snapshot is in the system prompt; the recall is fenced in the user message only.
+    server.reply("It is 8443, as before.")
+    second = venv_hermes("chat", "-q", "remind me: what port for staging?", extra=env)
     assert second.returncode == 0, second.stderr
+    body = server.requests[-1].body
+    assert "Works on the staging cluster" in body["messages"][0]["content"]
+    (asked,) = user_messages(body)
+    assert asked.startswith("<memory-context>\n[Recalled background") and "Staging listens on port 8443." in asked
+    assert asked.endswith("</memory-context>\n\nremind me: what port for staging?")
+    with sqlite3.connect(hermes_home / "state.db") as conn:
+        stored = [c for (c,) in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
+    assert stored == ["Which port does staging use?", "remind me: what port for staging?"]  # never persisted
 
-    second_turn = next(r for r in server.requests if "remind me about the backups" in json.dumps(r.body))
-    user = [m for m in second_turn.body["messages"] if m["role"] == "user"][-1]["content"]
-    assert user.startswith("<memory-context>") and "s3://acme-backups" in user
-    assert user.endswith("remind me about the backups, then read the parts")
-    summary = next(r for r in server.requests if "<conversation>" in json.dumps(r.body))
-    assert "kept by hermes-memory-sqlite" in json.dumps(summary.body)  # on_pre_compress reached the summary
-
-    with sqlite3.connect(hermes_home / DB_NAME) as conn:
-        turns = conn.execute("SELECT user_content FROM turns ORDER BY id").fetchall()
-        switches = conn.execute("SELECT detail FROM events WHERE kind = 'session_switch'").fetchall()
-    assert [t[0] for t in turns] == ["where do the backups go?", "remind me about the backups, then read the parts"]
-    assert any("(compression)" in s[0] for s in switches)
-    stored = json.dumps([r for r in sqlite3.connect(hermes_home / "state.db").execute("SELECT content FROM messages")])
-    assert "memory-context" not in stored  # recall is never persisted
+    # Session 3 in the REPL, with a small window so that /compress has a middle to summarise:
+    # on_pre_compress text reaches the summary request, and the rotation fires on_session_switch.
+    turns = 8
+    for i in range(turns + 2):  # spare replies: a summary request takes one too
+        server.reply(f"answer {i} " + "detail " * 60)
+    asked = "".join(f"step {i} of the deployment plan\n" for i in range(turns))
+    third = venv_hermes("chat", input=f"{asked}/compress\n/exit\n", extra={**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05"})
+    assert third.returncode == 0, third.stderr
+    assert "compacted context" in third.stderr, third.stderr
+    summaries = [json.dumps(r.body) for r in server.requests if "<plugin-context>" in json.dumps(r.body)]
+    assert summaries and "kept by hermes-memory-sqlite" in summaries[-1] and "step 0 of the deployment plan" in summaries[-1]
+    with sqlite3.connect(db) as conn:
+        switches = [d for (d,) in conn.execute("SELECT detail FROM events WHERE kind = 'session_switch'")]
+        writes = [d for (d,) in conn.execute("SELECT detail FROM events WHERE kind = 'memory_write'")]
+        synced = conn.execute("SELECT count(*) FROM turns").fetchone()[0]
+    assert switches and all(s.endswith("(compression)") for s in switches)
+    assert writes == ["add user: Works on the staging cluster"]
+    assert synced == 2 + turns
