@@ -98,3 +98,14 @@ def test_the_selected_provider_changes_what_the_next_session_recalls(
     assert switches and all(s.endswith("(compression)") for s in switches)
     assert writes == ["add user: Works on the staging cluster"]
     assert synced == 2 + turns
+
+    # `hermes memory off`: no snapshot, no recall, no memory tools; the files stay.
+    assert venv_hermes("memory", "off").returncode == 0
+    server.reply("No memory here.")
+    off = venv_hermes("chat", "-q", "what port for staging?", extra=env)
+    assert off.returncode == 0, off.stderr
+    body = server.requests[-1].body
+    names = {t["function"]["name"] for t in body.get("tools", [])}
+    assert not names & {"memory", "past_turns_search"} and "Works on the staging cluster" not in json.dumps(body)
+    assert user_messages(body) == ["what port for staging?"]
+    assert "Works on the staging cluster" in (hermes_home / "memories" / "USER.md").read_text()
