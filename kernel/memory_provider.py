@@ -24,8 +24,10 @@ class MemoryProvider(ABC):
     """A memory backend.
 
     :meth:`initialize` is always given ``hermes_home`` (a
-    :class:`~hermes.kernel.HermesHome`), ``platform`` (``cli``, ...) and
-    ``agent_context`` (one of :data:`AGENT_CONTEXTS`).
+    :class:`~hermes.kernel.HermesHome`), ``platform`` (``cli``, ...),
+    ``agent_context`` (one of :data:`AGENT_CONTEXTS`), ``config`` and
+    ``notify_memory_write(action, target, content)`` (fires the
+    ``on_memory_write`` hook for a write the provider committed).
     """
 
     #: The provider's name (its entry-point name).
@@ -63,6 +65,10 @@ class MemoryProvider(ABC):
 
     def shutdown(self) -> None:
         """Flush and release resources."""
+
+    def describe(self, hermes_home: Any, config: Any) -> dict[str, Any]:
+        """What ``hermes memory status`` shows: a ``summary`` line and any details; read-only."""
+        return {}
 
     def get_config_schema(self) -> list[dict[str, Any]]:
         """Settings for setup: ``[{"key", "description", "secret", "default"}, ...]``."""

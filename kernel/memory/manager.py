@@ -324,10 +324,8 @@ class MemoryManager:
                 "available": bool(_isolated(provider.is_available, f"is_available of {provider.name!r}")),
                 "error": None,
             }
-            describe: Callable[..., Any] | None = getattr(provider, "describe", None)
-            if callable(describe):
-                row.update(_isolated(partial(describe, hermes_home=self.home, config=self.config),
-                                     f"describe of {provider.name!r}") or {})  # fmt: skip
+            row.update(_isolated(partial(provider.describe, hermes_home=self.home, config=self.config),
+                                 f"describe of {provider.name!r}") or {})  # fmt: skip
             rows.append(row)
         for name, why in self.skipped.items():
             rows.append({"name": name, "kind": "external", "available": False, "error": why})
