@@ -6,17 +6,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from hermes.kernel.context_engine import estimate_tokens
+from hermes.kernel import estimate_tokens
 
 from .._digest import digest
-from .._messages import last_index, text_of
-from .trigger import ThresholdEngine
-from .assembly import SYSTEM_NOTE, assemble, extract_handoff, with_system_note
-from .boundaries import find_boundaries, split
+from .._messages import text_of
+from .assembly import assemble
 from .budget import setting, summary_budget, summary_input_cap
 from .failures import NO_MODEL_COOLDOWN, TRANSIENT_COOLDOWN, failure_action
-from .pruning import prune
 from .summary import PREAMBLE, build_prompt, redact, serialize
+from .trigger import ThresholdEngine
 
 __all__ = ["Compressor"]
 
@@ -60,39 +58,24 @@ class Compressor(ThresholdEngine):
         current_tokens: int | None = None,
         focus_topic: str | None = None,
     ) -> list[dict[str, Any]]:
-        system = messages[0] if messages and messages[0].get("role") == "system" else None
-        body, previous, floor = extract_handoff(messages[1:] if system else messages)
-        bounds = find_boundaries(
-            body,
-            protect_first_n=0 if previous is not None else self.protect_first_n,
-            tail_budget=self.tail_budget_tokens,
-            min_tail_start=floor,
-        )
-        newest = last_index(body, "user")
-        pruned = prune(body, bounds.head_end, bounds.tail_start, keep={newest} if newest is not None else ())
-        sections = split(pruned, bounds, original=body)
+        cut = self.cut(messages)
+        sections = cut.sections
         if not sections.middle:
             return list(messages)  # nothing older than what must stay: leave it alone
-        active = text_of(body[newest]) if newest is not None else None
-        summary = self._summarise(sections.middle, previous, focus_topic, active)
+        active = text_of(cut.body[cut.newest]) if cut.newest is not None else None
+        summary = self._summarise(sections.middle, cut.previous, focus_topic, active)
         if summary is None:
             return list(messages)
         result = assemble(sections.head, summary, sections.tail, sections.pinned)
-        if system is not None:
-            result.insert(0, with_system_note(system))
-        before, after = estimate_tokens(messages), estimate_tokens(result)
-        self.compression_count += 1
-        self.system_note = SYSTEM_NOTE
-        self.last_prompt_tokens = after  # until the next response reports the real number
-        warning = self.guard.record(before, after)
+        record = self.finish(messages, result, cut.system)
         self.last_compression = {
             "messages_before": len(messages),
             "messages_after": len(result),
-            "tokens_before": current_tokens or before,
-            "estimated_tokens_before": before,
-            "estimated_tokens_after": after,
+            "tokens_before": current_tokens or record["before"],
+            "estimated_tokens_before": record["before"],
+            "estimated_tokens_after": record["after"],
             "summarised_messages": len(sections.middle),
-            "warning": warning,
+            "warning": record["warning"],
         }
         return result
 
