@@ -36,3 +36,31 @@ def test_small_window_chat_compresses_and_finishes_the_task(fake_model_server: F
     child = next(s for s in sessions if s["parent_session_id"] == parent["id"])
     assert child["end_reason"] == "user_exit"
     assert "lorem" in hermes("sessions", "search", "lorem", "--json").stdout  # originals still searchable
+
+
+def test_sessions_compress_with_a_focus_rotates_the_session(fake_model_server: FakeModelServer, tmp_path, hermes) -> None:
+    server = fake_model_server
+    for n in range(6):
+        server.reply(f"answer {n}: " + "details " * 300)
+    env = chat_env(server)
+    transcript = "".join(f"question {n}\n" for n in range(6)) + "/exit\n"
+    assert hermes_chat(input=transcript, env=env, cwd=tmp_path).returncode == 0
+    (session,) = json.loads(hermes("sessions", "list", "--json").stdout)
+    server.lane("<conversation>", Reply("## Active Task\nquestion 5\n## Critical Context\nthe database schema"))
+    small_window = {**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000"}  # a tail of ~1,400 tokens: something to compress
+    result = hermes("sessions", "compress", session["id"], "--focus", "the database schema", env=small_window)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"compressed {session['id']} into ")
+    summary_request = next(r for r in server.requests if "<conversation>" in json.dumps(r.body))
+    assert "the database schema" in json.dumps(summary_request.body) and "FOCUS" in json.dumps(summary_request.body)
+    rows = {s["id"]: s for s in json.loads(hermes("sessions", "list", "--json").stdout)}
+    assert rows[session["id"]]["end_reason"] == "compression"
+    assert any(s["parent_session_id"] == session["id"] for s in rows.values())
+
+
+def test_unknown_context_engine_names_the_installed_ones(fake_model_server: FakeModelServer, tmp_path, hermes) -> None:
+    assert hermes("config", "set", "context.engine", "nope").returncode == 0
+    result = hermes_chat("-q", "hi", env=chat_env(fake_model_server), cwd=tmp_path)
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: no 'hermes.context_engines' plugin named 'nope'; available: compressor, masking")
