@@ -137,8 +137,8 @@ def resolve_home(
     return home
 
 
-def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
-    """Write ``text`` to ``path`` so readers see the old or the new file, never half.
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
+    """Write ``data`` (text as UTF-8, or bytes) to ``path`` so readers see the old or the new file, never half.
 
     The temporary file is created with ``mode`` from the start, so a secret is
     never readable by others, not even for an instant.
@@ -147,8 +147,8 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o600) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

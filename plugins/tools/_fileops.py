@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from pathlib import Path
 
-from hermes.kernel import ToolError
+from hermes.kernel import ToolError, atomic_write
 
 from ._common import is_binary
 
@@ -66,20 +65,7 @@ def atomic_write_text(path: Path, text: str) -> int:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write(target, data, mode=mode)
     return len(data)
 
 

@@ -10,7 +10,6 @@ with ``context.engine`` for a chat against the fake server that compresses.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 from pathlib import Path
@@ -19,7 +18,6 @@ import pytest
 
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
-from tests.helpers import overlay_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -49,30 +47,19 @@ EXERCISE = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def venv(tmp_path: Path, hermes_home: Path):
-    python = overlay_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_LOAD_PLUGINS", "PYTHONPATH")}
-
-    def run(*args: str, extra: dict[str, str] | None = None, module: bool = True) -> subprocess.CompletedProcess[str]:
-        command = [str(python), "-m", "hermes.kernel", *args] if module else [str(python), *args]
-        return subprocess.run(command, capture_output=True, text=True, env={**env, **(extra or {})}, cwd=ROOT, timeout=300)
-
-    return run
-
-
-def test_install_list_load_compress_and_chat(venv, fake_model_server: FakeModelServer, hermes_home: Path) -> None:
-    installed = venv("plugin", "install", "examples/hermes-engine-window")
+def test_install_list_load_compress_and_chat(venv_hermes, fake_model_server: FakeModelServer, hermes_home: Path) -> None:
+    installed = venv_hermes("plugin", "install", "examples/hermes-engine-window")
     assert installed.returncode == 0, installed.stderr
     assert "hermes.context_engines: window" in installed.stdout
 
-    rows = json.loads(venv("plugin", "list", "--json").stdout)
+    rows = json.loads(venv_hermes("plugin", "list", "--json").stdout)
     window = [r for r in rows if r["name"] == "window"]
     assert [(r["group"], r["distribution"], r["enabled"], r["error"]) for r in window] == [
         ("hermes.context_engines", "hermes-engine-window", True, None)
     ]
 
-    exercised = venv("-c", EXERCISE, module=False)
+    exercised = subprocess.run([str(venv_hermes.python), "-c", EXERCISE], capture_output=True, text=True,
+                               env=venv_hermes.env, cwd=ROOT, timeout=300)  # fmt: skip
     assert exercised.returncode == 0, exercised.stderr
     report = json.loads(exercised.stdout)
     assert report["engine"] == "window" and report["after"] < report["before"]
@@ -80,27 +67,27 @@ def test_install_list_load_compress_and_chat(venv, fake_model_server: FakeModelS
     assert report["digest"].startswith("[window]") and "terminal ×" in report["digest"]
 
     # Selected by config for a real chat: a small window makes the second turn compress.
-    assert venv("config", "set", "context.engine", "window").returncode == 0
-    assert venv("config", "set", "window.keep_turns", "1").returncode == 0
-    assert venv("config", "set", "model.context_length", "3000").returncode == 0
+    assert venv_hermes("config", "set", "context.engine", "window").returncode == 0
+    assert venv_hermes("config", "set", "window.keep_turns", "1").returncode == 0
+    assert venv_hermes("config", "set", "model.context_length", "3000").returncode == 0
     server = fake_model_server
     env = {"OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "OPENAI_BASE_URL": server.openai_base_url,
            "HERMES_MODEL__PROVIDER": "openai", "HERMES_MODEL__NAME": "test-model", "HERMES_MODEL__TIMEOUT": "10"}  # fmt: skip
     server.reply("hello")
-    first = venv("chat", "-q", "the first task", extra=env)
+    first = venv_hermes("chat", "-q", "the first task", extra=env)
     assert first.returncode == 0, first.stderr
-    session_id = json.loads(venv("sessions", "list", "--json").stdout)[0]["id"]
+    session_id = json.loads(venv_hermes("sessions", "list", "--json").stdout)[0]["id"]
     server.tool_calls(("terminal", {"command": "python3 -c \"print('log line ' * 1200)\""}))
     server.reply("log produced")
-    assert venv("chat", "-q", "produce a long log", "--resume", session_id, extra=env).returncode == 0
+    assert venv_hermes("chat", "-q", "produce a long log", "--resume", session_id, extra=env).returncode == 0
     server.tool_calls(("terminal", {"command": "echo hi"}))
     server.reply("second done")
-    second = venv("chat", "-q", "now say hi", "--resume", session_id, extra=env)
+    second = venv_hermes("chat", "-q", "now say hi", "--resume", session_id, extra=env)
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "second done"
     last = server.requests[-1].body["messages"]
     assert any(str(m.get("content") or "").startswith("[window]") for m in last), last
     assert last[1] == {"role": "user", "content": "the first task"} and last[2]["content"].startswith("[window]")
     assert last[3] == {"role": "user", "content": "now say hi"}  # the long-log turn was dropped
-    sessions = json.loads(venv("sessions", "list", "--json").stdout)
+    sessions = json.loads(venv_hermes("sessions", "list", "--json").stdout)
     assert "compression" in {s.get("end_reason") for s in sessions}, sessions

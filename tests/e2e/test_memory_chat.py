@@ -9,36 +9,25 @@ HTTP, state.db and the provider's own SQLite file on disk.
 from __future__ import annotations
 
 import json
-import os
+import functools
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
-from tests.helpers import overlay_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def venv_hermes(tmp_path: Path, hermes_home: Path):
-    python = overlay_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_LOAD_PLUGINS", "PYTHONPATH")}
-    work = tmp_path / "project"  # chats run in a project folder of their own, not in the repository
+def venv_hermes(venv_hermes, tmp_path: Path):
+    """Chats run in a project folder of their own, not in the repository."""
+    work = tmp_path / "project"
     work.mkdir()
-
-    def run(*args: str, input: str | None = None, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(python), "-m", "hermes.kernel", *args],
-            capture_output=True, text=True, env={**env, **(extra or {})}, cwd=work,
-            input=input, timeout=300,
-        )  # fmt: skip
-
-    return run
+    return functools.partial(venv_hermes, cwd=work)
 
 
 def user_messages(body: dict) -> list[str]:

@@ -8,30 +8,11 @@ so the environment running the suite is never changed.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import overlay_venv
-
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def venv_hermes(tmp_path: Path, hermes_home: Path):
-    python = overlay_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("HERMES_LOAD_PLUGINS", "PYTHONPATH")}
-
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(python), "-m", "hermes.kernel", *args],
-            capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
-        )
-
-    return run
 
 
 def test_install_list_run_disable_enable_remove(venv_hermes, hermes_home: Path) -> None:
