@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata as metadata
+import inspect
 import logging
 import os
 import re
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
@@ -38,7 +40,9 @@ __all__ = [
     "GROUPS",
     "PLUGINS_GROUP",
     "SLOT_GROUPS",
+    "FOLDER_GROUP",
     "HookFailure",
+    "HookMismatch",
     "LoadedPlugin",
     "PluginHost",
     "PluginInfo",
@@ -58,6 +62,8 @@ SLOT_GROUPS = (
     "hermes.skills",
 )
 GROUPS = (*SLOT_GROUPS, PLUGINS_GROUP)
+#: The slot a folder plugin (a Hermes-format ``plugins/<name>/`` folder) becomes a driver of.
+FOLDER_GROUP = "hermes.memory_providers"
 
 _USE_ENVIRONMENT: Any = object()
 _MAX_HOOK_FAILURES = 200
@@ -79,6 +85,8 @@ class PluginInfo(NamedTuple):
     builtin: bool
     enabled: bool
     error: str | None = None
+    #: ``builtin``, ``package`` (a pip-installed distribution) or ``folder`` (HERMES_HOME/plugins/<name>/).
+    kind: str = "package"
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -103,8 +111,21 @@ class HookFailure(NamedTuple):
         return self._asdict()
 
 
+class HookMismatch(NamedTuple):
+    """A hook implementation whose signature does not match its spec (skipped, not fatal)."""
+
+    plugin: str
+    hook: str
+    mismatch: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
 class _Entry:
     """An entry point plus its distribution, whose metadata is read only on demand."""
+
+    kind = "package"
 
     def __init__(self, entry_point: metadata.EntryPoint) -> None:
         self.entry_point = entry_point
@@ -120,6 +141,63 @@ class _Entry:
     def version(self) -> str:
         dist = self.entry_point.dist
         return (dist.version or "") if dist is not None else ""
+
+
+class _FolderEntryPoint(metadata.EntryPoint):
+    """A Hermes-format provider folder seen as an entry point: ``load()`` wraps it in a kernel driver."""
+
+    def load(self) -> Any:
+        from hermes.compat.hermes import load_folder_provider  # only when a folder provider is used
+
+        return load_folder_provider(Path(self.value))
+
+
+class _FolderEntry(_Entry):
+    """A folder plugin: its name is the folder's, its version comes from ``plugin.yaml``."""
+
+    kind = "folder"
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(_FolderEntryPoint(name=folder.name, value=str(folder), group=FOLDER_GROUP))
+        self.folder = folder
+
+    @functools.cached_property
+    def distribution(self) -> str:
+        return self.folder.name
+
+    @functools.cached_property
+    def version(self) -> str:
+        from hermes.compat.hermes import read_manifest
+
+        return str(read_manifest(self.folder).get("version") or "")
+
+
+def is_folder_provider(folder: Path) -> bool:
+    """A ``plugins/<name>/`` folder holding a Hermes-format memory provider (read, never imported)."""
+    init = folder / "__init__.py"
+    if folder.name.startswith(("_", ".")) or not init.is_file():
+        return False
+    if (folder / "plugin.yaml").is_file():
+        return True
+    try:
+        head = init.read_text(encoding="utf-8", errors="replace")[:8192]
+    except OSError:
+        return False
+    return "MemoryProvider" in head or "register_memory_provider" in head
+
+
+def _scan_folders(dirs: Iterable[Path], taken: Collection[str]) -> list[_Entry]:
+    """Folder providers in ``dirs``, the first folder of a name winning; never one shadowing an entry point."""
+    found: dict[str, _Entry] = {}
+    for root in dirs:
+        try:
+            children = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:  # missing or unreadable: nothing there
+            continue
+        for child in children:
+            if child.name not in found and child.name not in taken and is_folder_provider(child):
+                found[child.name] = _FolderEntry(child)
+    return list(found.values())
 
 
 def _describe(exc: BaseException, limit: int = 300) -> str:
@@ -169,6 +247,59 @@ def _inherit_hookimpl_markers(obj: object) -> None:
                 break
 
 
+def _required_args(func: Any) -> tuple[str, ...]:
+    """Parameters a call must supply (pluggy's view: no ``self``, no defaults, no ``*``/``**``)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """A PluginManager that skips a hook implementation with a wrong signature instead of the whole plugin.
+
+    pluggy refuses the plugin at ``register`` (PluginValidationError) when one
+    implementation asks for an argument its spec lacks, so every other hook of
+    that plugin went dark without a word. Here that implementation alone is
+    left out, with one warning naming the plugin, the hook and the mismatch.
+    """
+
+    def __init__(self, project_name: str, mismatches: list[HookMismatch]) -> None:
+        super().__init__(project_name)
+        self._mismatches = mismatches
+        self._registering = ""
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        self._registering = name or self.get_canonical_name(plugin)
+        try:
+            return super().register(plugin, name)
+        finally:
+            self._registering = ""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = getattr(self.hook, opts.get("specname") or name, None)
+        spec = getattr(hook, "spec", None)
+        if spec is None:
+            return opts
+        wanted = _required_args(getattr(plugin, name))
+        extra = [arg for arg in wanted if arg not in spec.argnames]
+        if extra:
+            plugin_name = self._registering.split("@", 1)[0] or repr(plugin)
+            mismatch = (
+                f"it takes ({', '.join(wanted)}) but the spec gives ({', '.join(spec.argnames)}); "
+                f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} not in the spec"
+            )
+            self._mismatches.append(HookMismatch(plugin_name, spec.name, mismatch))
+            log.warning("plugin %r: hook %s skipped: %s; its other hooks still work", plugin_name, spec.name, mismatch)
+            return None
+        return opts
+
+
 class PluginHost:
     """Owns the hook manager and the slot managers of one hermes process.
 
@@ -176,6 +307,10 @@ class PluginHost:
         all, ``""`` for none, ``"a,b"`` for those. Defaults to the
         ``HERMES_LOAD_PLUGINS`` environment variable (unset: all).
     :param disabled: entry-point or distribution names from ``plugins.disabled``.
+    :param plugin_dirs: folders whose ``<name>/`` sub-folders holding a Hermes-format
+        memory provider become drivers of ``hermes.memory_providers`` (or a
+        callable giving them, asked when the index is first needed). A folder's
+        name counts as its distribution name for ``HERMES_LOAD_PLUGINS``.
     """
 
     def __init__(
@@ -183,6 +318,7 @@ class PluginHost:
         *,
         load_plugins: str | None = _USE_ENVIRONMENT,
         disabled: Collection[str] = (),
+        plugin_dirs: Sequence[Path] | Callable[[], Sequence[Path]] = (),
     ) -> None:
         if load_plugins is _USE_ENVIRONMENT:
             load_plugins = os.environ.get("HERMES_LOAD_PLUGINS")
@@ -194,11 +330,14 @@ class PluginHost:
             )
         )
         self._disabled = frozenset(disabled)
+        self._plugin_dirs = plugin_dirs
         self._index: dict[str, list[_Entry]] | None = None
         self._plugins_loaded = False
         self.load_failures: dict[tuple[str, str], str] = {}
         self.hook_failures: deque[HookFailure] = deque(maxlen=_MAX_HOOK_FAILURES)
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        #: Hook implementations skipped because their signature does not match the spec.
+        self.hook_mismatches: list[HookMismatch] = []
+        self.pm = _PluginManager(hookspecs.PROJECT_NAME, self.hook_mismatches)
         # Specs first, so a wrong signature fails at register() with pluggy's
         # PluginValidationError naming the plugin and the hook.
         self.pm.add_hookspecs(hookspecs)
@@ -214,7 +353,12 @@ class PluginHost:
         if group not in GROUPS:
             raise HermesError(f"unknown entry-point group {group!r}; known: {', '.join(GROUPS)}")
         if self._index is None:
-            self._index = _scan_entry_points()
+            index = _scan_entry_points()
+            dirs = self._plugin_dirs() if callable(self._plugin_dirs) else self._plugin_dirs
+            # One discovery path: a provider folder is one more driver of the memory slot.
+            taken = {e.name for e in index[FOLDER_GROUP]}
+            index[FOLDER_GROUP] = index[FOLDER_GROUP] + _scan_folders(dirs, taken)
+            self._index = index
         return self._index[group]
 
     def refresh(self) -> None:
@@ -281,6 +425,7 @@ class PluginHost:
                         builtin=builtin,
                         enabled=enabled,
                         error=self.load_failures.get((grp, entry.name)),
+                        kind="builtin" if builtin else entry.kind,
                     )
                 )
         return sorted(rows, key=lambda r: (r.group, r.name, r.distribution))
@@ -385,10 +530,17 @@ class PluginHost:
             obj = self._try_load(entry)
             if obj is None:
                 continue
+            before = len(self.hook_mismatches)
             try:
                 self.pm.register(obj, name=entry.name)
-            except Exception as exc:  # e.g. PluginValidationError: wrong hook signature
+            except Exception as exc:  # e.g. a wrapper that is not a generator
                 self._record_load_failure(PLUGINS_GROUP, entry.name, exc)
+                continue
+            skipped = self.hook_mismatches[before:]
+            if skipped:  # shown by `hermes plugin list` and `hermes doctor`
+                self.load_failures[(PLUGINS_GROUP, entry.name)] = "; ".join(
+                    f"hook {m.hook} skipped: {m.mismatch}" for m in skipped
+                )
 
     def register(self, obj: object, name: str | None = None) -> str:
         """Make a live object (active engine, memory provider, ...) a hook listener.
