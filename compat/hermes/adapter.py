@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes.kernel.errors import PluginLoadError
 from hermes.kernel.home import HermesHome, active_home
 from hermes.kernel.hookspecs import hookimpl
 from hermes.kernel.memory_provider import MemoryProvider
 
-from .loader import import_provider, read_manifest
+from .loader import GROUP, import_provider, read_manifest
 from .standins import ProviderScope
 
 __all__ = ["HermesProviderAdapter", "load_folder_provider"]
@@ -67,7 +68,15 @@ class HermesProviderAdapter(MemoryProvider):
 
     def __init__(self, inner: Any = None, *, home: HermesHome | None = None) -> None:
         self.scope = ProviderScope(home or active_home())
-        self.inner = inner if inner is not None else import_provider(self.folder, self.scope)
+        if inner is None:
+            try:
+                inner = import_provider(self.folder, self.scope)
+            except PluginLoadError:
+                raise
+            except Exception as exc:  # its code failed to import or to construct: one clear line
+                text = " ".join(str(exc).split())[:300]
+                raise PluginLoadError(GROUP, self.folder.name, f"{self.folder}: {type(exc).__name__}: {text}") from exc
+        self.inner = inner
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """``inner.method(*args, **kwargs)`` minus the keywords it does not take, inside the scope."""

@@ -123,6 +123,14 @@ def _parse_given(pairs: list[str], schema: list[dict[str, Any]], provider_name: 
     return given
 
 
+def _provider_step(name: str, step: str, call: Any, state: str) -> None:
+    try:
+        call()
+    except Exception as exc:  # the provider's code: one line, never a traceback
+        text = " ".join(str(exc).split())[:300]
+        raise HermesError(f"memory provider {name!r}: {step} failed: {type(exc).__name__}: {text}; {state}") from None
+
+
 def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str], activate: bool) -> None:
     """Set up memory provider ``name`` (see the module docstring)."""
     obj = host.driver(MEMORY_GROUP, name)  # unknown names fail here, naming what exists
@@ -132,13 +140,14 @@ def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str]
     schema = [f for f in provider.get_config_schema() or [] if isinstance(f, dict) and f.get("key")]
     values = _parse_given(given, schema, name)
     secrets, settings = _gather(name, schema, values, read_dotenv(home.env_path))
+    # The provider's own step first: if it fails, nothing at all has been written.
+    _provider_step(name, "save_config", lambda: provider.save_config(settings) if settings else None, "nothing was saved")
     for env_name, secret in secrets.items():
         set_dotenv_value(home.env_path, env_name, secret)
-    if settings:
-        provider.save_config(settings)
     post_setup = getattr(provider, "post_setup", None)
     if callable(post_setup):
-        post_setup(home, settings)
+        done = "its settings and secrets were saved; run the setup again once the problem is fixed"
+        _provider_step(name, "post_setup", lambda: post_setup(home, settings), done)
     if activate:
         set_config_value(home.config_path, "memory.provider", name)
     saved = [f"{len(secrets)} secret(s) in {home.env_path}" if secrets else "", f"{len(settings)} setting(s)" if settings else ""]

@@ -217,3 +217,82 @@ def test_a_mismatched_hook_is_one_warning_and_the_plugins_other_hooks_still_fire
     assert asked.startswith(FENCE) and "mismatch-plugin recalls: hi there" in asked
     listed = [r for r in json.loads(run("plugin", "list", "--json").stdout) if r["name"] == "mismatch"]
     assert "hook on_turn_start skipped" in listed[0]["error"]
+
+
+FAULTY = '''
+from agent.memory_provider import MemoryProvider
+
+
+class Faulty(MemoryProvider):
+    name = "faulty"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return [{"name": "faulty_lookup", "description": "Look something up.", "parameters": {"type": "object"}}]
+
+    def handle_tool_call(self, tool_name, args, **kwargs):
+        raise ConnectionError("lookup backend unreachable")
+
+    def prefetch(self, query, *, session_id=""):
+        raise RuntimeError("recall backend down")
+
+    def sync_turn(self, user_content, assistant_content, *, session_id="", messages=None):
+        raise TimeoutError("sync timed out")
+'''
+
+
+def test_fault_table_a_broken_or_failing_provider_costs_one_line_and_nothing_else(
+    run, fake_model_server: FakeModelServer, hermes_home: Path
+) -> None:
+    plugins = hermes_home / "plugins"
+    (plugins / "broken").mkdir(parents=True)
+    (plugins / "broken" / "plugin.yaml").write_text("name: broken\n")
+    (plugins / "broken" / "__init__.py").write_text("from agent.memory_provider import MemoryProvider\ndef oops(:\n")
+    (plugins / "faulty").mkdir()
+    (plugins / "faulty" / "__init__.py").write_text(FAULTY)
+    env = {"HERMES_LOAD_PLUGINS": "broken,faulty"}
+
+    # A selected provider that cannot even be imported: one line naming it and why; nothing is sent.
+    assert run("config", "set", "memory.provider", "broken").returncode == 0
+    broken = run("chat", "-q", "hello", extra=env)
+    assert broken.returncode != 0 and "Traceback" not in broken.stderr
+    (line,) = [x for x in broken.stderr.splitlines() if x.startswith("error:")]
+    assert line.startswith("error: 'hermes.memory_providers' plugin 'broken' failed to load:") and "SyntaxError" in line
+    assert fake_model_server.requests == []
+
+    # Installing over an existing folder is refused without --upgrade, and the old folder is kept.
+    again = run("plugin", "install", str(PROVIDERS / "factbook"))
+    assert again.returncode == 0
+    refused = run("plugin", "install", str(PROVIDERS / "factbook"))
+    assert refused.returncode == 1 and "already exists; use `hermes plugin install --upgrade`" in refused.stderr
+    assert (plugins / "factbook" / "store.py").is_file()
+    not_a_plugin = run("plugin", "install", str(hermes_home))
+    assert not_a_plugin.returncode == 1 and "neither a Hermes provider folder" in not_a_plugin.stderr
+
+    # A provider whose every call fails: warnings, an error result for its tool, and the turn still completes.
+    assert run("config", "set", "memory.provider", "faulty").returncode == 0
+    fake_model_server.tool_calls(("faulty_lookup", {}))
+    fake_model_server.reply("Answered without it.")
+    faulty = run("chat", "-q", "look it up", extra=env)
+    assert faulty.returncode == 0, faulty.stderr
+    assert faulty.stdout.strip() == "Answered without it." and "Traceback" not in faulty.stderr
+    assert "prefetch of 'faulty' failed: RuntimeError: recall backend down" in faulty.stderr
+    assert "sync_turn of 'faulty' failed: TimeoutError: sync timed out" in faulty.stderr
+    (result,) = [m for m in fake_model_server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "lookup backend unreachable" in result["content"]
+    assert not [k for k in ("agent", "tools", "utils") if (hermes_home / k).exists()]
+
+    # Setup of a provider that is not there, and a bad --set value: one line each, nothing saved.
+    missing = run("memory", "setup", "nope")
+    assert missing.returncode == 1 and "no 'hermes.memory_providers' plugin named 'nope'" in missing.stderr
+    bad = run("memory", "setup", "factbook", "--set", "mode=sometimes", extra={"HERMES_LOAD_PLUGINS": "factbook"})
+    assert bad.returncode == 1 and "choose one of keyword, all; nothing was saved" in bad.stderr
+    assert not (hermes_home / ".env").exists() and not (hermes_home / "factbook" / "config.json").exists()
+    assert run("config", "set", "memory.provider", "").returncode == 0
+    fake_model_server.reply("Back to builtin memory.")
+    assert run("chat", "-q", "still there?").returncode == 0
