@@ -185,6 +185,15 @@ class HermesProviderAdapter(MemoryProvider):
 
 
 def load_folder_provider(folder: Path) -> type[HermesProviderAdapter]:
-    """The kernel driver class for the Hermes provider in ``folder`` (imported when instantiated)."""
+    """The kernel driver class for the Hermes provider in ``folder`` (imported when instantiated).
+
+    Its ``__init__.py`` is compiled (never run) here, so ``hermes plugin list``
+    and ``hermes doctor`` show a syntax error without running provider code.
+    """
+    init = folder / "__init__.py"
+    try:
+        compile(init.read_bytes(), str(init), "exec")
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise PluginLoadError(GROUP, folder.name, f"{init}: {type(exc).__name__}: {exc}") from None
     attrs = {"folder": folder, "name": folder.name, "manifest": read_manifest(folder), "__module__": __name__}
     return type(f"HermesFolder_{folder.name}", (HermesProviderAdapter,), attrs)

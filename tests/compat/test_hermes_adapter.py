@@ -196,3 +196,12 @@ def test_the_home_reported_at_construction_is_the_active_one(home: HermesHome, m
     finally:
         set_active_home(None)
     assert provider.inner.seen == os.fspath(other) == str(other.path)
+
+
+def test_a_syntax_error_shows_in_plugin_list_without_running_the_folder(home: HermesHome) -> None:
+    make_folder(home.path, "broken", "open('ran', 'w')\ndef oops(:\n", **{"plugin.yaml": "name: broken\nversion: 0.1\n"})
+    host = PluginHost(load_plugins=None, plugin_dirs=[home.plugins_dir])
+    (row,) = [r for r in host.installed("hermes.memory_providers", check=True) if r.name == "broken"]
+    assert (row.kind, row.version) == ("folder", "0.1")
+    assert row.error is not None and "SyntaxError" in row.error and "__init__.py" in row.error
+    assert not Path("ran").exists() and owned_modules() == []
