@@ -136,22 +136,37 @@ def test_a_hermes_provider_folder_stores_facts_with_its_tools_and_recalls_them_f
     assert "sk-fact-0123" not in second.stderr
 
 
-def test_session_switches_reach_a_hermes_provider_translated(run, fake_model_server: FakeModelServer, hermes_home: Path) -> None:
+def test_compression_and_session_switches_reach_a_hermes_provider_translated(
+    run, fake_model_server: FakeModelServer, hermes_home: Path
+) -> None:
     assert run("plugin", "install", str(PROVIDERS / "factbook")).returncode == 0
     assert run("memory", "setup", "factbook", "--set", "api_key=sk-fact-0123", input="\n\n").returncode == 0
-    fake_model_server.reply("first answer")
-    fake_model_server.reply("second answer")
-    repl = run("chat", input="hello there\n/new\nand again\n/exit\n")
+    turns = 6
+    for i in range(turns + 3):  # spare replies: the summary request takes one too
+        fake_model_server.reply(f"answer {i} " + "detail " * 60)
+    asked = "".join(f"step {i} of the rollout plan\n" for i in range(turns))
+    small = {"HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05"}
+    repl = run("chat", input=f"{asked}/compress\n/new\nand again\n/exit\n", extra=small)
     assert repl.returncode == 0, repl.stderr
+    assert "compacted context" in repl.stderr, repl.stderr
     log = calls(hermes_home / "factbook" / "calls.jsonl")
-    (switch,) = [c for c in log if c["call"] == "on_session_switch"]
-    starts = [c for c in log if c["call"] == "on_turn_start"]
-    assert switch["reset"] is True and switch["parent_session_id"] == "" and switch["rewound"] is False
-    assert [c["turn_number"] for c in starts] == [1, 1]  # a new conversation counts from 1 again
-    assert [c["call"] for c in log].count("on_session_end") == 2  # /new ends the first one, /exit the second
-    assert in_order([c["call"] for c in log], ["on_turn_start", "on_session_end", "on_session_switch", "on_turn_start"])
-    second = [c for c in log if c["call"] == "prefetch"][1]
-    assert second["session_id"] == switch["new_session_id"]
+    names = [c["call"] for c in log]
+    first = next(c for c in log if c["call"] == "initialize")["session_id"]
+
+    # on_pre_compress gets the messages and its text reaches the summary request.
+    assert [c["count"] for c in log if c["call"] == "on_pre_compress"] == [2 * turns]
+    summaries = [json.dumps(r.body) for r in fake_model_server.requests if "<plugin-context>" in json.dumps(r.body)]
+    assert summaries and "factbook: the user keeps facts in fact_store" in summaries[-1]
+
+    compression, reset = [c for c in log if c["call"] == "on_session_switch"]
+    assert (compression["parent_session_id"], compression["reset"], compression["rewound"]) == (first, False, False)
+    assert (reset["parent_session_id"], reset["reset"]) == ("", True)
+    assert in_order(names, ["on_pre_compress", "on_session_switch", "on_session_end", "on_session_switch",
+                            "on_turn_start", "on_session_end", "shutdown"])  # fmt: skip
+    starts = [c["turn_number"] for c in log if c["call"] == "on_turn_start"]
+    assert starts == [*range(1, turns + 1), 1]  # a new conversation counts from 1 again
+    last = [c for c in log if c["call"] == "prefetch"][-1]
+    assert last["session_id"] == reset["new_session_id"] and last["query"] == "and again"
 
 
 def test_an_older_hermes_provider_without_session_id_works_from_a_git_url(
@@ -296,3 +311,21 @@ def test_fault_table_a_broken_or_failing_provider_costs_one_line_and_nothing_els
     assert run("config", "set", "memory.provider", "").returncode == 0
     fake_model_server.reply("Back to builtin memory.")
     assert run("chat", "-q", "still there?").returncode == 0
+
+
+def test_a_delegated_task_reaches_a_hermes_provider_as_text(run, fake_model_server: FakeModelServer, hermes_home: Path) -> None:
+    from hermes.kernel.testing import Reply
+
+    assert run("plugin", "install", str(PROVIDERS / "factbook")).returncode == 0
+    assert run("memory", "setup", "factbook", "--set", "api_key=sk-fact-0123", input="\n\n").returncode == 0
+    fake_model_server.lane("count the moons", Reply("Jupiter has 95 known moons."))
+    fake_model_server.tool_calls(("delegate_task", {"tasks": [{"goal": "count the moons of Jupiter"}]}))
+    fake_model_server.reply("The sub-agent says 95.")
+    chat = run("chat", "-q", "ask a helper how many moons Jupiter has")
+    assert chat.returncode == 0, chat.stderr
+    log = calls(hermes_home / "factbook" / "calls.jsonl")
+    (delegation,) = [c for c in log if c["call"] == "on_delegation"]
+    assert (delegation["task"], delegation["result"]) == ("count the moons of Jupiter", "Jupiter has 95 known moons.")
+    children = [s["id"] for s in json.loads(run("sessions", "list", "--json").stdout) if s["source"] == "subagent"]
+    assert [delegation["child_session_id"]] == children
+    assert in_order([c["call"] for c in log], ["on_turn_start", "prefetch", "on_delegation", "sync_turn"])
