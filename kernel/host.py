@@ -31,6 +31,7 @@ import pluggy
 
 from . import hookspecs
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
+from .folder_plugins import FOLDER_GROUP, scan_folders
 
 if TYPE_CHECKING:
     from .config import Config
@@ -62,8 +63,6 @@ SLOT_GROUPS = (
     "hermes.skills",
 )
 GROUPS = (*SLOT_GROUPS, PLUGINS_GROUP)
-#: The slot a folder plugin (a Hermes-format ``plugins/<name>/`` folder) becomes a driver of.
-FOLDER_GROUP = "hermes.memory_providers"
 
 _USE_ENVIRONMENT: Any = object()
 _MAX_HOOK_FAILURES = 200
@@ -141,63 +140,6 @@ class _Entry:
     def version(self) -> str:
         dist = self.entry_point.dist
         return (dist.version or "") if dist is not None else ""
-
-
-class _FolderEntryPoint(metadata.EntryPoint):
-    """A Hermes-format provider folder seen as an entry point: ``load()`` wraps it in a kernel driver."""
-
-    def load(self) -> Any:
-        from hermes.compat.hermes import load_folder_provider  # only when a folder provider is used
-
-        return load_folder_provider(Path(self.value))
-
-
-class _FolderEntry(_Entry):
-    """A folder plugin: its name is the folder's, its version comes from ``plugin.yaml``."""
-
-    kind = "folder"
-
-    def __init__(self, folder: Path) -> None:
-        super().__init__(_FolderEntryPoint(name=folder.name, value=str(folder), group=FOLDER_GROUP))
-        self.folder = folder
-
-    @functools.cached_property
-    def distribution(self) -> str:
-        return self.folder.name
-
-    @functools.cached_property
-    def version(self) -> str:
-        from hermes.compat.hermes import read_manifest
-
-        return str(read_manifest(self.folder).get("version") or "")
-
-
-def is_folder_provider(folder: Path) -> bool:
-    """A ``plugins/<name>/`` folder holding a Hermes-format memory provider (read, never imported)."""
-    init = folder / "__init__.py"
-    if folder.name.startswith(("_", ".")) or not init.is_file():
-        return False
-    if (folder / "plugin.yaml").is_file():
-        return True
-    try:
-        head = init.read_text(encoding="utf-8", errors="replace")[:8192]
-    except OSError:
-        return False
-    return "MemoryProvider" in head or "register_memory_provider" in head
-
-
-def _scan_folders(dirs: Iterable[Path], taken: Collection[str]) -> list[_Entry]:
-    """Folder providers in ``dirs``, the first folder of a name winning; never one shadowing an entry point."""
-    found: dict[str, _Entry] = {}
-    for root in dirs:
-        try:
-            children = sorted(p for p in root.iterdir() if p.is_dir())
-        except OSError:  # missing or unreadable: nothing there
-            continue
-        for child in children:
-            if child.name not in found and child.name not in taken and is_folder_provider(child):
-                found[child.name] = _FolderEntry(child)
-    return list(found.values())
 
 
 def _describe(exc: BaseException, limit: int = 300) -> str:
@@ -357,7 +299,7 @@ class PluginHost:
             dirs = self._plugin_dirs() if callable(self._plugin_dirs) else self._plugin_dirs
             # One discovery path: a provider folder is one more driver of the memory slot.
             taken = {e.name for e in index[FOLDER_GROUP]}
-            index[FOLDER_GROUP] = index[FOLDER_GROUP] + _scan_folders(dirs, taken)
+            index[FOLDER_GROUP] = index[FOLDER_GROUP] + scan_folders(dirs, taken)  # type: ignore[operator]
             self._index = index
         return self._index[group]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import HermesError
 from ..home import HermesHome
-from ..host import is_folder_provider
+from ..folder_plugins import is_folder_provider
 
 __all__ = ["install_folder", "is_git_url", "remove_folder", "resolve_folder_spec"]
 
