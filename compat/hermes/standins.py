@@ -2,7 +2,7 @@
 
 A Hermes provider imports host modules by their top-level names
 (``agent.memory_provider``, ``tools.registry``, ``hermes_constants``,
-``hermes_cli.config``, ``utils``, ``tools.lazy_deps``) and is itself imported
+``hermes_cli.config``, ``hermes_state``, ``utils``, ``tools.lazy_deps``) and is itself imported
 as ``plugins.memory.<name>``. :class:`ProviderScope` puts small modules of our
 own under those names into ``sys.modules`` for the duration of one call into
 the provider and takes them out again afterwards, together with the
@@ -37,7 +37,7 @@ __all__ = ["FeatureUnavailable", "OWNED_ROOTS", "ProviderScope"]
 log = logging.getLogger(__name__)
 
 #: Top-level module names the scope owns while it is active.
-OWNED_ROOTS = frozenset({"agent", "tools", "utils", "hermes_constants", "hermes_cli", "plugins"})
+OWNED_ROOTS = frozenset({"agent", "tools", "utils", "hermes_constants", "hermes_cli", "hermes_state", "plugins"})
 
 #: Packages behind Hermes's optional memory features (facts from its lazy-dependency table).
 _FEATURE_PACKAGES = {
@@ -129,6 +129,22 @@ def atomic_yaml_write(path: Any, data: Any, **dump_kwargs: Any) -> None:
     atomic_write(Path(path), yaml.safe_dump(data, allow_unicode=True, **dump_kwargs), mode=0o600)
 
 
+def apply_wal_with_fallback(conn: Any, db_label: str = "database", **kwargs: Any) -> bool:
+    """WAL journaling on a provider's own SQLite connection; the default journal where WAL is refused.
+
+    Some file systems (network mounts) refuse WAL; the database then keeps
+    working in rollback-journal mode. Returns True when WAL is on.
+    """
+    import sqlite3
+
+    try:
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+    except sqlite3.OperationalError as exc:
+        log.warning("%s: WAL journaling refused (%s); using the default journal", db_label, exc)
+        return False
+    return bool(mode) and str(mode[0]).lower() == "wal"
+
+
 def _installed(requirement: str) -> bool:
     name = requirement.split(";")[0]
     for sep in "<>=!~[ ":
@@ -218,6 +234,7 @@ class ProviderScope:
                 read_user_config_raw=self.read_user_config_raw, save_config=self.save_config,
                 get_hermes_home=self.get_hermes_home,
             ),
+            "hermes_state": _module("hermes_state", "SQLite helpers.", apply_wal_with_fallback=apply_wal_with_fallback),
             "utils": _module("utils", "File and value helpers.", atomic_json_write=atomic_json_write,
                              atomic_yaml_write=atomic_yaml_write, is_truthy_value=is_truthy_value),
             "plugins": _package("plugins"),

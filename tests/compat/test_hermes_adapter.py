@@ -32,7 +32,14 @@ class Recorder(MemoryProvider):
         return True
 
     def initialize(self, session_id, **kwargs):
-        LOG.append(("initialize", session_id, kwargs))
+        import os
+        import sqlite3
+        from hermes_state import apply_wal_with_fallback
+
+        conn = sqlite3.connect(os.path.join(kwargs["hermes_home"], "recorder.db"))
+        wal = apply_wal_with_fallback(conn, db_label="recorder.db")
+        conn.close()
+        LOG.append(("initialize", session_id, {**kwargs, "wal": wal}))
 
     def get_tool_schemas(self):
         return []
@@ -86,7 +93,7 @@ def test_stand_ins_exist_only_while_the_provider_loads_and_runs(home: HermesHome
     assert type(provider.inner).__module__ not in sys.modules  # nor is the provider's own module
     (init, prefetch) = type(provider.inner).is_available.__globals__["LOG"]
     assert init == ("initialize", "s1", {"hermes_home": str(home.path), "platform": "cli", "agent_context": "flush",
-                                         "agent_identity": "default"})  # fmt: skip
+                                         "agent_identity": "default", "wal": True})  # fmt: skip
     name, query, session, during, truthy, helper = prefetch
     assert (name, query, session, truthy, helper) == ("prefetch", "hello", "s1", True, 42)
     assert {"agent.memory_provider", "utils", "plugins.memory.recorder", "plugins.memory.recorder.helper"} <= set(during)
