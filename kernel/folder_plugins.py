@@ -57,13 +57,11 @@ class FolderEntry:
 
 
 def is_folder_provider(folder: Path) -> bool:
-    """A folder holding a Hermes-format memory provider: ``__init__.py`` plus ``plugin.yaml``, or an
-    ``__init__.py`` that mentions the provider contract (read, never imported)."""
+    """A folder holding a Hermes-format memory provider: an ``__init__.py`` that mentions the
+    provider contract (read, never imported). Other Hermes plugin folders (tools, hooks) are not."""
     init = folder / "__init__.py"
     if folder.name.startswith(("_", ".")) or not init.is_file():
         return False
-    if (folder / "plugin.yaml").is_file():
-        return True
     try:
         head = init.read_text(encoding="utf-8", errors="replace")[:8192]
     except OSError:

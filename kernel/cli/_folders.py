@@ -59,7 +59,7 @@ def resolve_folder_spec(spec: str, work: Path) -> Path | None:
             return None  # a Python project: pip installs it
         if not is_folder_provider(path):
             raise HermesError(
-                f"{spec} is neither a Hermes provider folder (plugin.yaml and __init__.py) "
+                f"{spec} is neither a Hermes provider folder (an __init__.py defining a MemoryProvider) "
                 "nor a Python project (pyproject.toml or setup.py)"
             )
         return path
@@ -69,7 +69,10 @@ def resolve_folder_spec(spec: str, work: Path) -> Path | None:
     if _is_project(clone):
         return None  # pip installs it from the URL
     if not is_folder_provider(clone):
-        raise HermesError(f"{spec} holds neither a Hermes provider folder (plugin.yaml and __init__.py) nor a Python project")
+        raise HermesError(
+            f"{spec} holds neither a Hermes provider folder (an __init__.py defining a MemoryProvider) "
+            "nor a Python project (pyproject.toml or setup.py)"
+        )
     return clone
 
 

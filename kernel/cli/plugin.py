@@ -75,8 +75,9 @@ def install(
 ) -> None:
     """Install plugin packages with pip, then show what each contributed.
 
-    A Hermes provider folder (plugin.yaml + __init__.py), given as a path or a
-    git URL, is copied into HERMES_HOME/plugins/ instead.
+    A Hermes memory-provider folder (an __init__.py defining a MemoryProvider,
+    usually beside a plugin.yaml), given as a path or a git URL, is copied
+    into HERMES_HOME/plugins/ instead.
     """
     from ._folders import install_folder, is_git_url, resolve_folder_spec
 

@@ -206,9 +206,13 @@ def test_the_home_reported_at_construction_is_the_active_one(home: HermesHome, m
 
 
 def test_a_syntax_error_shows_in_plugin_list_without_running_the_folder(home: HermesHome) -> None:
-    make_folder(home.path, "broken", "open('ran', 'w')\ndef oops(:\n", **{"plugin.yaml": "name: broken\nversion: 0.1\n"})
+    make_folder(home.path, "broken", "class P(MemoryProvider):\n    open('ran', 'w')\ndef oops(:\n",
+                **{"plugin.yaml": "name: broken\nversion: 0.1\n"})
+    make_folder(home.path, "sometool", "def register(ctx):\n    ctx.register_tool('x')\n", **{"plugin.yaml": "name: sometool\n"})
     host = PluginHost(load_plugins=None, plugin_dirs=[home.plugins_dir])
-    (row,) = [r for r in host.installed("hermes.memory_providers", check=True) if r.name == "broken"]
+    rows = host.installed("hermes.memory_providers", check=True)
+    assert "sometool" not in {r.name for r in rows}  # a Hermes plugin folder that is no memory provider
+    (row,) = [r for r in rows if r.name == "broken"]
     assert (row.kind, row.version) == ("folder", "0.1")
     assert row.error is not None and "SyntaxError" in row.error and "__init__.py" in row.error
     assert not Path("ran").exists() and owned_modules() == []
