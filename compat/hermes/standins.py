@@ -64,8 +64,9 @@ class FeatureUnavailable(RuntimeError):
         )
 
 
-def _is_owned(module_name: str) -> bool:
-    return module_name.split(".", 1)[0] in OWNED_ROOTS
+def _owned_names() -> list[str]:
+    """Every module in ``sys.modules`` under an owned top-level name."""
+    return [name for name in list(sys.modules) if name.partition(".")[0] in OWNED_ROOTS]
 
 
 def _package(name: str, path: list[str] | None = None) -> ModuleType:
@@ -181,6 +182,7 @@ class ProviderScope:
         self._modules = self._build()
         self._saved: dict[str, Any] = {}
         self._depth = 0
+        self._size = 0
 
     def use_home(self, home: HermesHome) -> None:
         self.home = home
@@ -274,13 +276,19 @@ class ProviderScope:
                     _switch.notify_all()
 
     def _swap_in(self) -> None:
-        self._saved = {name: sys.modules.pop(name) for name in list(sys.modules) if _is_owned(name)}
+        # Scanning sys.modules costs far more than the call itself; a submodule
+        # cannot be there without its top-level package, so look only when one is.
+        if any(root in sys.modules for root in OWNED_ROOTS):
+            self._saved = {name: sys.modules.pop(name) for name in _owned_names()}
         sys.modules.update(self._modules)
+        self._size = len(sys.modules)
 
     def _swap_out(self) -> None:
         # Whatever the provider imported under an owned name (its submodules) is
-        # kept with the scope for the next call, and leaves sys.modules now.
-        for name in [n for n in sys.modules if _is_owned(n)]:
+        # kept with the scope for the next call, and leaves sys.modules now. No
+        # module was added during the call when the count is unchanged.
+        names = _owned_names() if len(sys.modules) != self._size else [n for n in self._modules if n in sys.modules]
+        for name in names:
             self._modules[name] = sys.modules.pop(name)
         sys.modules.update(self._saved)
         self._saved = {}
