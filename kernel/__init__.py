@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .config import Config, load_config
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
-from .home import HermesHome, atomic_write, resolve_home
+from .home import HermesHome, active_home, atomic_write, resolve_home
 from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
 
@@ -58,6 +58,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "__version__",
+    "active_home",
     "atomic_write",
     "classify_exception",
     "compute_cost",

@@ -20,10 +20,12 @@ from .errors import HermesError
 __all__ = [
     "DEFAULT_PROFILE",
     "HermesHome",
+    "active_home",
     "atomic_write",
     "hermes_root",
     "read_active_profile",
     "resolve_home",
+    "set_active_home",
     "validate_profile_name",
     "write_active_profile",
 ]
@@ -60,6 +62,19 @@ class HermesHome:
         if self.profile == DEFAULT_PROFILE:
             return self.root
         return self.root / "profiles" / self.profile
+
+    def __fspath__(self) -> str:
+        # Path-like: providers written as ``os.path.join(str(home), ...)`` or
+        # ``Path(home)`` both reach the profile folder.
+        return str(self.path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    @property
+    def plugins_dir(self) -> Path:
+        """Folder plugins (Hermes-format memory providers) of this profile."""
+        return self.path / "plugins"
 
     @property
     def config_path(self) -> Path:
@@ -135,6 +150,24 @@ def resolve_home(
             f"profile {name!r} does not exist; create it with `hermes profile create {name}`"
         )
     return home
+
+
+_active: HermesHome | None = None
+
+
+def set_active_home(home: HermesHome | None) -> None:
+    """Record the home this process works in (the CLI does so once it resolved the profile)."""
+    global _active
+    _active = home
+
+
+def active_home() -> HermesHome:
+    """The active profile's home, available to plugin code at any time, construction included.
+
+    The home recorded by :func:`set_active_home`, else the one the environment
+    selects (:func:`resolve_home`).
+    """
+    return _active if _active is not None else resolve_home()
 
 
 def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:

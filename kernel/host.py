@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata as metadata
+import inspect
 import logging
 import os
 import re
 from collections import deque
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pluggy
 
 from . import hookspecs
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
+from .folder_plugins import FOLDER_GROUP, scan_folders
 
 if TYPE_CHECKING:
     from .config import Config
@@ -38,7 +41,9 @@ __all__ = [
     "GROUPS",
     "PLUGINS_GROUP",
     "SLOT_GROUPS",
+    "FOLDER_GROUP",
     "HookFailure",
+    "HookMismatch",
     "LoadedPlugin",
     "PluginHost",
     "PluginInfo",
@@ -79,6 +84,8 @@ class PluginInfo(NamedTuple):
     builtin: bool
     enabled: bool
     error: str | None = None
+    #: ``builtin``, ``package`` (a pip-installed distribution) or ``folder`` (HERMES_HOME/plugins/<name>/).
+    kind: str = "package"
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()
@@ -103,8 +110,21 @@ class HookFailure(NamedTuple):
         return self._asdict()
 
 
+class HookMismatch(NamedTuple):
+    """A hook implementation whose signature does not match its spec (skipped, not fatal)."""
+
+    plugin: str
+    hook: str
+    mismatch: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
 class _Entry:
     """An entry point plus its distribution, whose metadata is read only on demand."""
+
+    kind = "package"
 
     def __init__(self, entry_point: metadata.EntryPoint) -> None:
         self.entry_point = entry_point
@@ -169,6 +189,59 @@ def _inherit_hookimpl_markers(obj: object) -> None:
                 break
 
 
+def _required_args(func: Any) -> tuple[str, ...]:
+    """Parameters a call must supply (pluggy's view: no ``self``, no defaults, no ``*``/``**``)."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return tuple(p.name for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+class _PluginManager(pluggy.PluginManager):
+    """A PluginManager that skips a hook implementation with a wrong signature instead of the whole plugin.
+
+    pluggy refuses the plugin at ``register`` (PluginValidationError) when one
+    implementation asks for an argument its spec lacks, so every other hook of
+    that plugin went dark without a word. Here that implementation alone is
+    left out, with one warning naming the plugin, the hook and the mismatch.
+    """
+
+    def __init__(self, project_name: str, mismatches: list[HookMismatch]) -> None:
+        super().__init__(project_name)
+        self._mismatches = mismatches
+        self._registering = ""
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        self._registering = name or self.get_canonical_name(plugin)
+        try:
+            return super().register(plugin, name)
+        finally:
+            self._registering = ""
+
+    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = getattr(self.hook, opts.get("specname") or name, None)
+        spec = getattr(hook, "spec", None)
+        if spec is None:
+            return opts
+        wanted = _required_args(getattr(plugin, name))
+        extra = [arg for arg in wanted if arg not in spec.argnames]
+        if extra:
+            plugin_name = self._registering.split("@", 1)[0] or repr(plugin)
+            mismatch = (
+                f"it takes ({', '.join(wanted)}) but the spec gives ({', '.join(spec.argnames)}); "
+                f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} not in the spec"
+            )
+            self._mismatches.append(HookMismatch(plugin_name, spec.name, mismatch))
+            log.warning("plugin %r: hook %s skipped: %s; its other hooks still work", plugin_name, spec.name, mismatch)
+            return None
+        return opts
+
+
 class PluginHost:
     """Owns the hook manager and the slot managers of one hermes process.
 
@@ -176,6 +249,10 @@ class PluginHost:
         all, ``""`` for none, ``"a,b"`` for those. Defaults to the
         ``HERMES_LOAD_PLUGINS`` environment variable (unset: all).
     :param disabled: entry-point or distribution names from ``plugins.disabled``.
+    :param plugin_dirs: folders whose ``<name>/`` sub-folders holding a Hermes-format
+        memory provider become drivers of ``hermes.memory_providers`` (or a
+        callable giving them, asked when the index is first needed). A folder's
+        name counts as its distribution name for ``HERMES_LOAD_PLUGINS``.
     """
 
     def __init__(
@@ -183,6 +260,7 @@ class PluginHost:
         *,
         load_plugins: str | None = _USE_ENVIRONMENT,
         disabled: Collection[str] = (),
+        plugin_dirs: Sequence[Path] | Callable[[], Sequence[Path]] = (),
     ) -> None:
         if load_plugins is _USE_ENVIRONMENT:
             load_plugins = os.environ.get("HERMES_LOAD_PLUGINS")
@@ -194,11 +272,14 @@ class PluginHost:
             )
         )
         self._disabled = frozenset(disabled)
+        self._plugin_dirs = plugin_dirs
         self._index: dict[str, list[_Entry]] | None = None
         self._plugins_loaded = False
         self.load_failures: dict[tuple[str, str], str] = {}
         self.hook_failures: deque[HookFailure] = deque(maxlen=_MAX_HOOK_FAILURES)
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        #: Hook implementations skipped because their signature does not match the spec.
+        self.hook_mismatches: list[HookMismatch] = []
+        self.pm = _PluginManager(hookspecs.PROJECT_NAME, self.hook_mismatches)
         # Specs first, so a wrong signature fails at register() with pluggy's
         # PluginValidationError naming the plugin and the hook.
         self.pm.add_hookspecs(hookspecs)
@@ -214,7 +295,12 @@ class PluginHost:
         if group not in GROUPS:
             raise HermesError(f"unknown entry-point group {group!r}; known: {', '.join(GROUPS)}")
         if self._index is None:
-            self._index = _scan_entry_points()
+            index = _scan_entry_points()
+            dirs = self._plugin_dirs() if callable(self._plugin_dirs) else self._plugin_dirs
+            # One discovery path: a provider folder is one more driver of the memory slot.
+            taken = {e.name for e in index[FOLDER_GROUP]}
+            index[FOLDER_GROUP] = index[FOLDER_GROUP] + scan_folders(dirs, taken)  # type: ignore[operator]
+            self._index = index
         return self._index[group]
 
     def refresh(self) -> None:
@@ -281,6 +367,7 @@ class PluginHost:
                         builtin=builtin,
                         enabled=enabled,
                         error=self.load_failures.get((grp, entry.name)),
+                        kind="builtin" if builtin else entry.kind,
                     )
                 )
         return sorted(rows, key=lambda r: (r.group, r.name, r.distribution))
@@ -385,10 +472,17 @@ class PluginHost:
             obj = self._try_load(entry)
             if obj is None:
                 continue
+            before = len(self.hook_mismatches)
             try:
                 self.pm.register(obj, name=entry.name)
-            except Exception as exc:  # e.g. PluginValidationError: wrong hook signature
+            except Exception as exc:  # e.g. a wrapper that is not a generator
                 self._record_load_failure(PLUGINS_GROUP, entry.name, exc)
+                continue
+            skipped = self.hook_mismatches[before:]
+            if skipped:  # shown by `hermes plugin list` and `hermes doctor`
+                self.load_failures[(PLUGINS_GROUP, entry.name)] = "; ".join(
+                    f"hook {m.hook} skipped: {m.mismatch}" for m in skipped
+                )
 
     def register(self, obj: object, name: str | None = None) -> str:
         """Make a live object (active engine, memory provider, ...) a hook listener.

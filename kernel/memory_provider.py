@@ -52,8 +52,18 @@ class MemoryProvider(ABC):
     def queue_prefetch(self, query: str, session_id: str) -> None:
         """Start recalling for the next turn in the background (optional)."""
 
-    def sync_turn(self, user_content: str, assistant_content: str, session_id: str) -> None:
-        """Store a completed turn (runs on the memory worker, never on the user's time)."""
+    def sync_turn(
+        self,
+        user_content: str,
+        assistant_content: str,
+        session_id: str,
+        messages: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Store a completed turn (runs on the memory worker, never on the user's time).
+
+        ``messages`` is the conversation as of the end of that turn (tool calls
+        and results included); an override may leave the parameter out.
+        """
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools the provider offers the model (OpenAI Chat schemas)."""

@@ -29,6 +29,7 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)  # never a real key, endpoint or outer setting
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
     monkeypatch.setenv("HERMES_HOME", str(home))
+    monkeypatch.setattr("hermes.kernel.home._active", None)  # no active home left over from another test's CLI run
     return home
 
 

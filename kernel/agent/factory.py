@@ -135,6 +135,10 @@ def build_agent(
     memory_tools = memory.tools(reserved_names=tools.names) if not chosen or "memory" in chosen else []
     for tool in memory_tools:
         tools.add(tool)
+    from .wiring import engine_tools
+
+    for tool in engine_tools(engine, reserved_names=tools.names):
+        tools.add(tool)  # an engine's own tools (e.g. recall of what it compressed) reach the model too
     home.ensure()
     store = SessionStore.for_home(home)
     if resume:

@@ -170,6 +170,7 @@ class Agent:
         self.turn = sum(1 for m in self.messages if m.get("role") == "user")
         self.tool_context.session_id = self.session_id
         self._flush()
+        self._start_engine(self.session_id, resumed=True)
 
     def _ensure_session(self) -> str:
         if self.session_id is not None and self.system_prompt is not None:
@@ -188,7 +189,18 @@ class Agent:
             )  # fmt: skip
         self.session_id = session_id
         self.tool_context.session_id = session_id
+        self._start_engine(session_id, resumed=False)
         return session_id
+
+    def _start_engine(self, session_id: str, *, resumed: bool) -> None:
+        """Tell the context engine a session (new or resumed) starts; its failure never stops the agent."""
+        if self.engine is None:
+            return
+        try:
+            self.engine.on_session_start(session_id, resumed=resumed, hermes_home=self.tool_context.home,
+                                         platform=self.source, model=self.primary.model)  # fmt: skip
+        except Exception as exc:
+            log.warning("context engine %r: on_session_start failed: %s: %s", self.engine.name, type(exc).__name__, exc)
 
     def _build_prompt(self, session_id: str) -> str:
         return build_system_prompt(
@@ -333,7 +345,7 @@ class Agent:
         if self.memory is not None and result["completed"]:
             # Queued on the memory worker: never on the user's time, and never for
             # an interrupted or failed turn.
-            self.memory.sync_turn(message, state.final, self.session_id)
+            self.memory.sync_turn(message, state.final, self.session_id, messages=self.messages)
             self.memory.queue_prefetch(message, self.session_id)
         for schedule in self.reviews:
             schedule.maybe_start(self, result)

@@ -14,7 +14,7 @@ from ..host import PluginHost
 from ..tool_registry import ToolCall, ToolRegistry
 from .review import ReviewSchedule, after_tool_iterations, every_n_turns
 
-__all__ = ["MEMORY_REVIEW_PROMPT", "SKILLS_REVIEW_PROMPT", "prompt_extras", "review_schedules"]
+__all__ = ["ENGINE_TOOLSET", "MEMORY_REVIEW_PROMPT", "SKILLS_REVIEW_PROMPT", "engine_tools", "prompt_extras", "review_schedules"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,9 @@ SKILLS_REVIEW_PROMPT = (
     "skill_manage. Keep skills short, general and safe; write steps, not this conversation. If nothing "
     "is worth keeping, answer 'nothing to update'."
 )
+
+#: The toolset of the tools a context engine offers (``get_tool_schemas``).
+ENGINE_TOOLSET = "context"
 
 _MEMORY_WRITES = {"add", "replace", "remove", "batch"}
 _SKILL_WRITES = {"create", "edit", "patch", "delete", "write_file", "remove_file"}
@@ -99,3 +102,40 @@ def review_schedules(host: PluginHost, config: Config, memory_tools: list[Any]) 
         )
     return schedules
 
+
+
+def engine_tools(engine: Any, reserved_names: Any = ()) -> list[Any]:
+    """The context engine's own tools (``get_tool_schemas``), run by its ``handle_tool_call``.
+
+    A tool without a name, or one that would shadow a loaded tool, is refused
+    with a warning; an engine whose ``get_tool_schemas`` raises offers none.
+    """
+    from ..tools import Tool
+
+    try:
+        schemas = list(engine.get_tool_schemas() or [])
+    except Exception as exc:
+        log.warning("context engine %r: get_tool_schemas failed: %s: %s", engine.name, type(exc).__name__, exc)
+        return []
+    taken, tools = set(reserved_names), []
+    for schema in schemas:
+        function = schema.get("function", schema) if isinstance(schema, dict) else {}
+        name = function.get("name") if isinstance(function, dict) else None
+        if not name or name in taken:
+            log.warning("context engine %r: tool %r refused (no name, or a tool of that name exists)", engine.name, name)
+            continue
+        taken.add(name)
+
+        def handler(args: dict[str, Any], ctx: Any, _name: str = name) -> Any:
+            return engine.handle_tool_call(_name, args)
+
+        tools.append(
+            Tool(
+                name=name,
+                description=str(function.get("description") or ""),
+                parameters=function.get("parameters") or {"type": "object", "properties": {}},
+                handler=handler,
+                toolset=ENGINE_TOOLSET,
+            )
+        )
+    return tools

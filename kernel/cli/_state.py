@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from ..config import Config, apply_dotenv, load_config
 from ..errors import ConfigError, HermesError
-from ..home import HermesHome, resolve_home
+from ..home import DEFAULT_PROFILE, HermesHome, resolve_home, set_active_home
 from ..host import PluginHost
 
 __all__ = ["AppState", "state", "print_json", "print_table", "fail"]
@@ -35,7 +36,17 @@ class AppState:
     def home(self) -> HermesHome:
         if self._home is None:
             self._home = resolve_home(self.profile)
+            set_active_home(self._home)  # plugin code may ask for it, even while being constructed
         return self._home
+
+    def plugin_dirs(self) -> list[Path]:
+        """Folders holding folder plugins: the profile's own ``plugins/`` first, then the root home's."""
+        try:
+            home = self.home
+        except HermesError:
+            return []  # a missing profile is reported by the command that needs it
+        dirs = [home.plugins_dir, HermesHome(root=home.root, profile=DEFAULT_PROFILE).plugins_dir]
+        return list(dict.fromkeys(dirs))
 
     @property
     def config(self) -> Config:
@@ -71,7 +82,7 @@ class AppState:
                 disabled: Sequence[str] = self.config.disabled_plugins
             except HermesError:
                 disabled = ()  # reported by the command that needs the config
-            self._host = PluginHost(disabled=disabled)
+            self._host = PluginHost(disabled=disabled, plugin_dirs=self.plugin_dirs)
         return self._host
 
 

@@ -1,4 +1,4 @@
-"""``hermes memory status|show|off|on``."""
+"""``hermes memory status|show|setup|off|on``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from ._state import fail, print_json, print_table, state
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Show memory providers and saved entries; turn memory off or on.", no_args_is_help=True)
+app = typer.Typer(help="Show memory providers and saved entries; set one up; turn memory off or on.", no_args_is_help=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 _TITLES = {"memory": "MEMORY.md (agent notes)", "user": "USER.md (user profile)"}
@@ -89,3 +89,21 @@ def on(ctx: typer.Context) -> None:
     """Turn memory back on."""
     _set_enabled(ctx, True)
     typer.echo("memory is on.")
+
+
+@app.command("setup")
+def setup(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The memory provider to set up (entry-point or folder provider).")],
+    values: Annotated[
+        Optional[list[str]], typer.Option("--set", help="KEY=VALUE for a setting, instead of being asked (repeatable).")
+    ] = None,
+    activate: Annotated[bool, typer.Option("--activate/--no-activate", help="Also make it memory.provider.")] = True,
+) -> None:
+    """Ask for a provider's settings: secrets go to .env, the rest to the provider's save_config, then post_setup."""
+    from ._memory_setup import run_setup
+
+    app_state = state(ctx)
+    app_state.config  # a broken config.yaml is reported before any question
+    run_setup(app_state.host, app_state.home.ensure(), name, given=values or [], activate=activate)
+    app_state.reset_config()

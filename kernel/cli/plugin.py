@@ -14,7 +14,7 @@ import typer
 
 from ..config import read_config_file, set_config_value
 from ..errors import HermesError
-from ..host import GROUPS, PluginHost, PluginInfo, normalize_dist_name
+from ..host import FOLDER_GROUP, GROUPS, PluginHost, PluginInfo, normalize_dist_name
 from ._state import print_json, print_table, state
 
 __all__ = ["app"]
@@ -73,7 +73,49 @@ def install(
     upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
     editable: Annotated[bool, typer.Option("--editable", "-e", help="Install a local path in editable mode.")] = False,
 ) -> None:
-    """Install plugin packages with pip, then show what each contributed."""
+    """Install plugin packages with pip, then show what each contributed.
+
+    A Hermes memory-provider folder (an __init__.py defining a MemoryProvider,
+    usually beside a plugin.yaml), given as a path or a git URL, is copied
+    into HERMES_HOME/plugins/ instead.
+    """
+    from ._folders import install_folder, is_git_url, resolve_folder_spec
+
+    app_state = state(ctx)
+    packages: list[str] = []
+    with tempfile.TemporaryDirectory() as work:
+        # Every spec is resolved (and cloned) before anything is installed: a bad one changes nothing.
+        folders = []
+        for index, spec in enumerate(specs):
+            folder = resolve_folder_spec(spec, Path(work) / str(index))
+            if folder is None:
+                packages.append(spec)
+            else:
+                folders.append((spec, folder))
+        for spec, folder in folders:
+            url = spec if is_git_url(spec) else None
+            name, target = install_folder(folder, app_state.home.ensure(), replace=upgrade, url=url)
+            app_state.host.refresh()
+            _report_folder(app_state.host, name, target)
+    if packages:
+        _pip_install(ctx, packages, upgrade=upgrade, editable=editable)
+
+
+def _report_folder(host: PluginHost, name: str, target: Path) -> None:
+    rows = [r for r in host.installed(FOLDER_GROUP, everything=True) if r.name == name]
+    version = rows[0].version if rows else ""
+    typer.echo(f"installed folder provider {name} {version}".rstrip() + f" into {target}")
+    if rows and rows[0].kind != "folder":
+        typer.echo(f"  warning: the installed package {rows[0].distribution} also provides {name!r} and wins; "
+                   f"remove it with `hermes plugin remove {rows[0].distribution}`")  # fmt: skip
+        return
+    typer.echo(f"  {FOLDER_GROUP}: {name}")
+    if not any(r.name == name for r in host.installed(FOLDER_GROUP)):
+        typer.echo(f"  note: HERMES_LOAD_PLUGINS does not name {name}, so it will not load")
+    typer.echo(f"  use it with `hermes config set memory.provider {name}` (settings: `hermes memory setup {name}`)")
+
+
+def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editable: bool) -> None:
     args: list[str] = []
     for spec in specs:
         args += ["-e", spec] if editable else [spec]
@@ -120,8 +162,8 @@ def list_(
         typer.echo("no plugins installed (built-ins: `hermes plugin list --all`)")
         return
     print_table(
-        ["group", "name", "distribution", "version", "enabled", "error"],
-        [[r.group, r.name, r.distribution, r.version, "yes" if r.enabled else "no", r.error or ""] for r in rows],
+        ["group", "name", "kind", "distribution", "version", "enabled", "error"],
+        [[r.group, r.name, r.kind, r.distribution, r.version, "yes" if r.enabled else "no", r.error or ""] for r in rows],
     )
 
 
@@ -129,9 +171,14 @@ def list_(
 def remove(ctx: typer.Context, name: NameArg) -> None:
     """Uninstall the distribution that provides plugin NAME."""
     matches = _resolve(state(ctx).host, name)
-    dists = sorted({m.distribution for m in matches})
     if any(m.builtin for m in matches):
         raise HermesError(f"{name!r} is built into hermes-kernel; disable it with `hermes plugin disable {name}`")
+    for folder in sorted({m.value for m in matches if m.kind == "folder"}):
+        from ._folders import remove_folder
+
+        remove_folder(Path(folder), state(ctx).home)
+        typer.echo(f"removed folder provider {Path(folder).name} ({folder})")
+    dists = sorted({m.distribution for m in matches if m.kind != "folder"})
     for dist in dists:
         result = _pip("uninstall", "--yes", dist)
         if result.returncode != 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -69,7 +70,7 @@ class MemoryManager:
     * :meth:`tools` ``(reserved_names)``: the ``memory`` tool and the providers'
       tools as kernel Tools (toolset ``memory``); a name in ``reserved_names`` or
       already taken is refused with a warning.
-    * :meth:`sync_turn` ``(user_content, assistant_content, session_id=None, *, interrupted=False)``
+    * :meth:`sync_turn` ``(user_content, assistant_content, session_id=None, *, interrupted=False, messages=None)``
       and :meth:`queue_prefetch` ``(query, session_id=None)``: queued on one
       background worker, in order, never blocking.
     * :meth:`switch_session` ``(new_session_id)``; :meth:`shutdown` ``(timeout=5.0)``.
@@ -293,14 +294,26 @@ class MemoryManager:
         self.switch_session(new_session_id)
 
     def sync_turn(
-        self, user_content: str, assistant_content: str, session_id: str | None = None, *, interrupted: bool = False
+        self,
+        user_content: str,
+        assistant_content: str,
+        session_id: str | None = None,
+        *,
+        interrupted: bool = False,
+        messages: Sequence[dict[str, Any]] | None = None,
     ) -> None:
-        """Queue storing a completed turn with every provider; an interrupted turn is not synced."""
+        """Queue storing a completed turn with every provider; an interrupted turn is not synced.
+
+        ``messages`` (the conversation as of this turn) reaches providers whose
+        ``sync_turn`` declares a ``messages`` parameter.
+        """
         if interrupted:
             return
         sid = session_id or self.session_id or ""
+        snapshot = list(messages) if messages is not None else None  # the agent keeps appending to its list
         for provider in self.providers:
-            self._worker.submit(partial(provider.sync_turn, user_content, assistant_content, sid),
+            extra = {"messages": snapshot} if snapshot is not None and _takes(provider.sync_turn, "messages") else {}
+            self._worker.submit(partial(provider.sync_turn, user_content, assistant_content, sid, **extra),
                                 f"sync_turn of {provider.name!r}")  # fmt: skip
 
     def queue_prefetch(self, query: str, session_id: str | None = None) -> None:
@@ -330,6 +343,15 @@ class MemoryManager:
         for name, why in self.skipped.items():
             rows.append({"name": name, "kind": "external", "available": False, "error": why})
         return rows
+
+
+def _takes(func: Callable[..., Any], name: str) -> bool:
+    """``func`` accepts the keyword ``name`` (declared, or through ``**kwargs``)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def _run_tool(provider: MemoryProvider, name: str, args: dict[str, Any], ctx: ToolContext) -> Any:

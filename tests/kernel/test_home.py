@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel import HermesError, atomic_write, resolve_home
+from hermes.kernel import HermesError, HermesHome, atomic_write, resolve_home
 from hermes.kernel.home import hermes_root, validate_profile_name, write_active_profile
 
 
@@ -58,3 +58,13 @@ def test_atomic_write_keeps_old_content_on_failure(tmp_path: Path) -> None:
         atomic_write(target, None)  # type: ignore[arg-type]
     assert target.read_text() == "old: 1\n"
     assert os.listdir(tmp_path) == ["config.yaml"]
+
+
+def test_hermes_home_is_path_like(tmp_path: Path) -> None:
+    """Providers written as ``os.path.join(str(home), ...)`` or ``Path(home)`` both reach the profile folder."""
+    default = HermesHome(root=tmp_path, profile="default")
+    work = HermesHome(root=tmp_path, profile="work")
+    assert os.fspath(default) == str(default) == str(tmp_path)
+    assert os.fspath(work) == str(work) == str(tmp_path / "profiles" / "work")
+    assert os.path.join(work, "memory_store.db") == str(tmp_path / "profiles" / "work" / "memory_store.db")
+    assert Path(work) / "x" == work.path / "x" and work.plugins_dir == work.path / "plugins"

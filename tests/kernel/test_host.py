@@ -138,7 +138,9 @@ def test_load_plugins_registers_modules_and_records_failures(fake_dists) -> None
     assert host.call("prefetch", session_id="s", query="q") == ["from good: q"]
     assert "qeury" in host.load_failures[("hermes.plugins", "typo")]
     assert host.load_failures[("hermes.plugins", "crash")] == "ZeroDivisionError: division by zero"
-    assert host.pm.has_plugin("good") and not host.pm.has_plugin("typo")
+    # The mismatched hook alone is skipped (one warning); the plugin itself still registers.
+    assert host.pm.has_plugin("good") and host.pm.has_plugin("typo")
+    assert [(m.plugin, m.hook) for m in host.hook_mismatches] == [("typo", "prefetch")]
 
 
 def test_register_live_object_and_double_registration() -> None:
@@ -209,3 +211,36 @@ def test_overriding_a_contract_hook_method_keeps_it_a_listener() -> None:
     host.register(Engine())
     host.call("on_session_end", session_id="s", messages=[], reason="user_exit")
     assert seen == ["user_exit"]
+
+
+def test_a_contract_override_with_the_wrong_signature_is_skipped_alone(caplog: pytest.LogCaptureFixture) -> None:
+    """A memory provider overriding on_turn_start with Hermes's signature: one warning, its other hooks still fire."""
+    from hermes.kernel import MemoryProvider
+
+    class Mixed(MemoryProvider):
+        def __init__(self) -> None:
+            self.ended: list[str] = []
+
+        def is_available(self) -> bool:
+            return True
+
+        def initialize(self, session_id: str, **kwargs: object) -> None:
+            pass
+
+        def on_turn_start(self, turn_number, message, **kwargs):  # type: ignore[override]
+            raise AssertionError("never called with the kernel's arguments")
+
+        def on_session_end(self, session_id, messages, reason):
+            self.ended.append(reason)
+
+    host = PluginHost(load_plugins="")
+    provider = Mixed()
+    with caplog.at_level("WARNING", logger="hermes.kernel.host"):
+        host.register(provider, name="memory:mixed@1")
+    host.call("on_turn_start", session_id="s", turn=1, message="hi")
+    host.call("on_session_end", session_id="s", messages=[], reason="user_exit")
+    assert provider.ended == ["user_exit"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "plugin 'memory:mixed': hook on_turn_start skipped: it takes (turn_number, message) but the spec gives "
+        "(session_id, turn, message); turn_number is not in the spec; its other hooks still work"
+    ]

@@ -24,8 +24,9 @@ class FakeMemory:
         self.calls.append(("refresh",))
         self.block = "## Memory\nuser likes coffee now"
 
-    def sync_turn(self, user: str, assistant: str, session_id: str) -> None:
+    def sync_turn(self, user: str, assistant: str, session_id: str, messages: Any = None) -> None:
         self.calls.append(("sync", user, assistant))
+        self.synced_messages = [dict(m) for m in messages]
 
     def queue_prefetch(self, query: str, session_id: str) -> None:
         self.calls.append(("prefetch", query))
@@ -42,6 +43,8 @@ def test_memory_snapshot_sync_refresh_and_shutdown(make_agent) -> None:
     agent.run_conversation("I am Ada")
     assert memory.calls[0] == ("start", agent.session_id)
     assert memory.calls[1:] == [("sync", "I am Ada", "hi Ada"), ("prefetch", "I am Ada")]
+    # sync_turn receives the turn's messages: the conversation as of the end of that turn.
+    assert [(m["role"], m["content"]) for m in memory.synced_messages] == [("user", "I am Ada"), ("assistant", "hi Ada")]
     first_prompt = provider.requests[0].messages[0]["content"]
     assert "user likes tea" in first_prompt and "git-commit" in first_prompt
     engine.trigger_after = engine.responses

@@ -1,0 +1,83 @@
+"""Folder plugins: Hermes-format memory providers in ``HERMES_HOME/plugins/<name>/``.
+
+The plugin host adds each one to its entry-point index as one more driver of
+``hermes.memory_providers`` (one discovery path, not a second plugin system).
+Discovery reads file names and at most the head of ``__init__.py``; nothing is
+imported until the provider is selected, and then through
+``hermes.compat.hermes``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata as metadata
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FOLDER_GROUP", "FolderEntry", "is_folder_provider", "scan_folders"]
+
+#: The slot a folder plugin becomes a driver of.
+FOLDER_GROUP = "hermes.memory_providers"
+
+
+class _FolderEntryPoint(metadata.EntryPoint):
+    """A provider folder seen as an entry point: ``load()`` gives the kernel driver class wrapping it."""
+
+    def load(self) -> Any:
+        from hermes.compat.hermes import load_folder_provider  # only when a folder provider is used
+
+        return load_folder_provider(Path(self.value))
+
+
+class FolderEntry:
+    """What the host's index holds for a folder: its name is the folder's, its version from ``plugin.yaml``.
+
+    Its ``distribution`` is the folder name, so ``HERMES_LOAD_PLUGINS`` and
+    ``plugins.disabled`` name a folder the way they name a distribution.
+    """
+
+    kind = "folder"
+    group = FOLDER_GROUP
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.name = folder.name
+        self.entry_point = _FolderEntryPoint(name=folder.name, value=str(folder), group=FOLDER_GROUP)
+
+    @property
+    def distribution(self) -> str:
+        return self.folder.name
+
+    @functools.cached_property
+    def version(self) -> str:
+        from hermes.compat.hermes import read_manifest
+
+        return str(read_manifest(self.folder).get("version") or "")
+
+
+def is_folder_provider(folder: Path) -> bool:
+    """A folder holding a Hermes-format memory provider: an ``__init__.py`` that mentions the
+    provider contract (read, never imported). Other Hermes plugin folders (tools, hooks) are not."""
+    init = folder / "__init__.py"
+    if folder.name.startswith(("_", ".")) or not init.is_file():
+        return False
+    try:
+        head = init.read_text(encoding="utf-8", errors="replace")[:8192]
+    except OSError:
+        return False
+    return "MemoryProvider" in head or "register_memory_provider" in head
+
+
+def scan_folders(dirs: Iterable[Path], taken: Collection[str]) -> list[FolderEntry]:
+    """Provider folders in ``dirs``: the first folder of a name wins, and none shadows a name in ``taken``."""
+    found: dict[str, FolderEntry] = {}
+    for root in dirs:
+        try:
+            children = sorted(p for p in Path(root).iterdir() if p.is_dir())
+        except OSError:  # missing or unreadable: nothing there
+            continue
+        for child in children:
+            if child.name not in found and child.name not in taken and is_folder_provider(child):
+                found[child.name] = FolderEntry(child)
+    return list(found.values())
