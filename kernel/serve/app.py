@@ -49,6 +49,8 @@ class ServeState:
         self.limits = KeyLimits(self.settings)
         self._stores: dict[str, Any] = {}
         self._keys = self.settings.keys
+        # Once a server has keys it never turns open: revoking the last key locks it instead.
+        self.auth_required = bool(self._keys)
         self._keys_stamp = self._stamp()
         self.started = time.time()
 
@@ -72,6 +74,7 @@ class ServeState:
 
             try:
                 self._keys = tuple(load_keys((read_config_file(path).get("serve") or {}).get("api_keys")))
+                self.auth_required = self.auth_required or bool(self._keys)
             except Exception as exc:  # noqa: BLE001 - a broken edit keeps the last good keys
                 log.warning("keeping the previous API keys: %s", exc)
             self._keys_stamp = stamp
@@ -99,13 +102,14 @@ def _error(exc: RequestError) -> JSONResponse:
 
 def authenticate(state: ServeState, request: Request, *, cookie: bool = False) -> ApiKey | None:
     """The key a request presents; None when the server runs without keys. Raises 401 otherwise."""
-    if not state.keys:
+    keys = state.keys
+    if not keys and not state.auth_required:
         return None
     header = request.headers.get("authorization", "")
     presented = header[7:].strip() if header.lower().startswith("bearer ") else None
-    key = match_key(state.keys, presented)
+    key = match_key(keys, presented)
     if key is None and cookie:
-        key = key_for_cookie(state.keys, request.cookies.get(COOKIE))
+        key = key_for_cookie(keys, request.cookies.get(COOKIE))
     if key is None:
         why = "no API key was sent" if not presented else "the API key is not valid (revoked or mistyped)"
         raise RequestError(f"{why}; send 'Authorization: Bearer <key>' with a key from `hermes serve key add`",
