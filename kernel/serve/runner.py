@@ -15,6 +15,7 @@ import logging
 import math
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -151,6 +152,9 @@ class TurnRunner:
         self._threads: set[threading.Thread] = set()
         self._durations: list[float] = []
         self.touched: dict[str, tuple[Profile, str]] = {}  # open sessions this process served
+        self.idle_limit = max(16, 2 * settings.max_concurrent)
+        self._idle: OrderedDict[tuple[str, str], tuple[Any, int]] = OrderedDict()
+        self._idle_lock = threading.Lock()
 
     @property
     def pending(self) -> int:
@@ -214,7 +218,11 @@ class TurnRunner:
         spec = turn.spec
         agent = None
         try:
-            agent = spec.profile.build_agent(self.settings, session_id=spec.session_id, on_event=turn.on_event)
+            agent = self._take_idle(spec)
+            if agent is None:
+                agent = spec.profile.build_agent(self.settings, session_id=spec.session_id, on_event=turn.on_event)
+            else:
+                agent.on_event = turn.on_event
             if spec.continue_at is not None and (agent.session_id != spec.session_id or len(agent.messages) != spec.continue_at):
                 # The conversation moved on (or was compressed) after the response the client
                 # continues from: branch a new session from that point instead.
@@ -245,6 +253,7 @@ class TurnRunner:
                 cost += old_cost
             tokens = {k: v - before[0].get(k, 0) for k, v in tokens.items()}
             turn.outcome = TurnOutcome(result, tokens, max(cost - before[1], 0.0), session_id, len(agent.messages))
+            keep = not spec.end_after and not result.get("failed")
             if spec.end_after:
                 reason = spec.end_after
                 if result.get("interrupted"):
@@ -254,6 +263,10 @@ class TurnRunner:
                 if before_id and before_id != session_id:
                     self.touched.pop(before_id, None)  # compressed: the parent already ended
                 self.touched[session_id] = (spec.profile, session_id)
+            if keep:
+                stored = agent.store.get_session(session_id)
+                self._keep_idle(spec.profile, session_id, agent, int(stored["message_count"]) if stored else -1)
+                agent = None
         except BaseException as exc:  # noqa: BLE001 - handed to the request, which answers with it
             log.warning("turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
             turn.error = exc
@@ -261,13 +274,45 @@ class TurnRunner:
             turn._post(_DONE)
             turn._loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
             if agent is not None:
-                try:
-                    for schedule in agent.reviews:  # background reviews finish off the request's time
-                        schedule.wait(120.0)
-                    agent.close()
-                except Exception:
-                    log.warning("closing a turn's agent failed", exc_info=True)
+                _close(agent)
             self._threads.discard(threading.current_thread())
+
+    # --- idle agents ---------------------------------------------------------------
+    # The agent of a server-side session stays built between its turns: the next turn
+    # skips building providers, engine, tools and memory. It is used again only while
+    # the store still holds exactly what it left (another process may have moved the
+    # conversation on); otherwise the turn builds afresh from the store.
+
+    def _take_idle(self, spec: TurnSpec) -> Any:
+        if spec.session_id is None:
+            return None
+        with self._idle_lock:
+            entry = self._idle.pop((spec.profile.name, spec.session_id), None)
+        if entry is None:
+            return None
+        agent, count = entry
+        row = agent.store.get_session(spec.session_id)
+        if row is None or row.get("end_reason") == "compression" or int(row["message_count"]) != count:
+            _close(agent)
+            return None
+        return agent
+
+    def _keep_idle(self, profile: Profile, session_id: str, agent: Any, count: int) -> None:
+        with self._idle_lock:
+            self._idle[(profile.name, session_id)] = (agent, count)
+            self._idle.move_to_end((profile.name, session_id))
+            evicted = []
+            while len(self._idle) > self.idle_limit:
+                evicted.append(self._idle.popitem(last=False)[1][0])
+        for old in evicted:
+            _close(old)
+
+    def close_idle(self) -> list[tuple[str, Any]]:
+        """Hand over every idle agent (profile name, agent) and forget them."""
+        with self._idle_lock:
+            agents = [(key[0], agent) for key, (agent, _) in self._idle.items()]
+            self._idle.clear()
+        return agents
 
     def interrupt_all(self) -> int:
         """Interrupt every running or queued turn; returns how many were running."""
@@ -284,9 +329,12 @@ class TurnRunner:
     def end_touched(self, reason: str) -> list[str]:
         """End the open sessions this process served with ``reason`` (hooks fire); returns their ids."""
         ended = []
+        idle = {agent.session_id: agent for _, agent in self.close_idle()}
         for profile, session_id in list(self.touched.values()):
+            agent = idle.pop(session_id, None)
             try:
-                agent = profile.build_agent(self.settings, session_id=session_id, on_event=lambda event: None)
+                if agent is None:
+                    agent = profile.build_agent(self.settings, session_id=session_id, on_event=lambda event: None)
             except Exception as exc:  # noqa: BLE001 - one broken session must not stop the others ending
                 log.warning("could not end session %s: %s", session_id, exc)
                 continue
@@ -296,6 +344,18 @@ class TurnRunner:
                     agent.end_session(reason)
                     ended.append(agent.session_id)
             finally:
-                agent.close()
+                _close(agent)
+        for agent in idle.values():
+            _close(agent)
         self.touched.clear()
         return ended
+
+
+def _close(agent: Any) -> None:
+    """Let the agent's background reviews finish, then close it (never raises)."""
+    try:
+        for schedule in agent.reviews:
+            schedule.wait(120.0)
+        agent.close()
+    except Exception:
+        log.warning("closing an agent failed", exc_info=True)
