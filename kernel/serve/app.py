@@ -117,8 +117,18 @@ def authenticate(state: ServeState, request: Request, *, cookie: bool = False) -
     return key
 
 
+_MAX_BODY = 16 * 1024 * 1024  # a conversation's text; more is a mistake or an attack
+
+
 async def _body(request: Request) -> Any:
-    raw = await request.body()
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > _MAX_BODY:
+        raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > _MAX_BODY:
+            raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
     try:
         return json.loads(raw) if raw else None
     except ValueError:

@@ -7,7 +7,7 @@ from typing import Any
 __all__ = ["RequestError", "error_body"]
 
 _TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 402: "insufficient_quota",
-          404: "invalid_request_error", 409: "invalid_request_error", 429: "rate_limit_error",
+          404: "invalid_request_error", 409: "invalid_request_error", 413: "invalid_request_error", 429: "rate_limit_error",
           500: "server_error", 502: "server_error", 503: "server_error"}  # fmt: skip
 
 

@@ -8,6 +8,7 @@ one conversation never reach the listeners of another running beside it.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ class Profile:
     config: Config
     created: float = 0.0
     _host_disabled: tuple[str, ...] = field(default=(), repr=False)
+    _shared: list[tuple[Any, str]] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def open(cls, home: HermesHome) -> Profile:
@@ -44,6 +47,22 @@ class Profile:
     @property
     def model_id(self) -> str:
         return "hermes" if self.name == DEFAULT_PROFILE else f"hermes-{self.name}"
+
+    def _routes(self, host: PluginHost) -> list[Any]:
+        """This profile's model routes, each agent on its own credential lease.
+
+        The model clients (and the SDK connections inside them) are opened once
+        and shared: opening one costs about 0.1 s of CPU (TLS setup), which
+        would otherwise be paid by every session's first turn.
+        """
+        from ..agent.calling import ModelRoute
+        from ..agent.factory import open_routes
+
+        with self._lock:
+            if self._shared is None:
+                self._shared = [(r.client, r.model) for r in open_routes(host, self.config, self.home)]
+            shared = self._shared
+        return [ModelRoute(client, model, lease=client.lease()) for client, model in shared]
 
     def host(self) -> PluginHost:
         host = PluginHost(disabled=self._host_disabled)
@@ -62,8 +81,10 @@ class Profile:
 
         workspace = settings.workspace
         workspace.mkdir(parents=True, exist_ok=True)
+        host = self.host()
         agent = build_agent(
-            host=self.host(),
+            host=host,
+            routes=self._routes(host),
             config=self.config,
             home=self.home,
             resume=session_id,

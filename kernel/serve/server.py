@@ -8,6 +8,7 @@ persists it, marked interrupted), end the sessions this process served with
 
 from __future__ import annotations
 
+import socket
 import sys
 import threading
 from typing import Any
@@ -84,4 +85,19 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
     )  # fmt: skip
     server = Server(config)
     server_ref["server"] = server
-    server.run()
+    server.run(sockets=[_bind(host, port)])
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before uvicorn starts so a taken port is one clear line."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise HermesError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; pick another with --port (0: any free port)") from None
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock

@@ -235,3 +235,51 @@ def test_file_tools_stay_in_the_workspace_and_dangerous_commands_follow_serve_ap
     allowed.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "try again"}])
     last = db_rows(hermes_home, "SELECT content FROM messages WHERE role = 'tool' ORDER BY id DESC LIMIT 1")[0][0]
     assert last.startswith("exit code:")  # approved by the allow-list, so it ran
+
+
+def _post(url: str, data: bytes) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_hostile_requests_get_one_clear_error_and_the_server_keeps_serving(serve, fake_model_server: FakeModelServer) -> None:
+    server = serve()
+    status, body = _post(server.url + "/v1/chat/completions", b"{not json")
+    assert status == 400 and body["error"]["message"] == "the request body is not valid JSON"
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection.putrequest("POST", "/v1/responses")
+    connection.putheader("content-length", str(17 * 2**20))  # answered before the body is read
+    connection.endheaders(b'{"input": "xxxx')
+    response = connection.getresponse()
+    assert response.status == 413 and json.loads(response.read())["error"]["code"] == "request_too_large"
+    connection.close()
+    status, body = _post(server.url + "/v1/responses", json.dumps({"input": [{"type": "function_call_output"}]}).encode())
+    assert status == 400 and body["error"]["param"] == "input[0]"
+    assert fake_model_server.requests == []
+    fake_model_server.reply("fine")
+    assert server.client().responses.create(model="hermes", input="still there?").output_text == "fine"
+
+
+def test_start_up_mistakes_are_one_line(hermes, hermes_home: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = hermes("serve", "--port", str(port))
+    assert busy.returncode == 1
+    assert busy.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port}: Address already in use; pick another with --port (0: any free port)"
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    (hermes_home / "config.yaml").write_text("serve:\n  approvals: ask\n")
+    bad = hermes("serve", "--port", "0")
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
+        "error: serve.approvals must be one of refuse, allow-list, got 'ask'"
+    ]
+    assert hermes("serve", "key", "list").returncode == 0  # the key commands still work to fix things
