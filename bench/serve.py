@@ -72,6 +72,8 @@ def _serve_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict[str
     warm = OpenAI(base_url=base, api_key="none", max_retries=0)
     warm.chat.completions.create(model="hermes", messages=[{"role": "user", "content": "warm up"}])
     latencies: list[float] = []
+    first: list[float] = []  # a session's first turn builds its agent; later turns reuse it
+    later: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
 
@@ -90,6 +92,7 @@ def _serve_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict[str
                 return previous, answers
             with lock:
                 latencies.append(time.perf_counter() - started)
+                (later if turn else first).append(latencies[-1])
             previous = response.id
             answers.append(response.output_text)
         return previous, answers
@@ -100,7 +103,7 @@ def _serve_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict[str
     proc.terminate()
     proc.wait(60)
     lost = _check_store(folder / "serve-home" / "state.db", outcomes, turns, "srv")
-    return {"latencies": latencies, "errors": errors, "lost": lost, "wall_s": wall}
+    return {"latencies": latencies, "first": first, "later": later, "errors": errors, "lost": lost, "wall_s": wall}
 
 
 def _check_store(db: Path, outcomes: list[Any], turns: int, prefix: str) -> list[str]:
@@ -138,6 +141,8 @@ def _inprocess_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict
     os.environ.update(OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=fake.openai_base_url)
     config = load_config(home, environ={"HERMES_MODEL__NAME": "bench-model"})
     latencies: list[float] = []
+    first: list[float] = []
+    later: list[float] = []
     lock = threading.Lock()
 
     def session(index: int) -> tuple[str | None, list[str]]:
@@ -150,6 +155,7 @@ def _inprocess_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict
                 result = agent.run_conversation(f"[inp-{index:02d}] turn {turn}: what do the facts say?")
                 with lock:
                     latencies.append(time.perf_counter() - started)
+                    (later if turn else first).append(latencies[-1])
                 answers.append(result["final_response"])
             return agent.session_id, answers
         finally:
@@ -166,7 +172,7 @@ def _inprocess_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict
             else:
                 os.environ[key] = value
     lost = _check_store(home.state_db, outcomes, turns, "inp")
-    return {"latencies": latencies, "lost": lost, "wall_s": wall}
+    return {"latencies": latencies, "first": first, "later": later, "lost": lost, "wall_s": wall}
 
 
 def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -> dict[str, Any]:
@@ -199,12 +205,23 @@ def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -
     if srv:
         result["added_ms"] = {"p50": round(result["serve_ms"]["p50"] - result["inprocess_ms"]["p50"], 1),
                               "p99": round(result["serve_ms"]["p99"] - result["inprocess_ms"]["p99"], 1)}  # fmt: skip
+    if srv and served["later"]:
+        result["by_turn_ms"] = {
+            phase: {"serve_p50": ms(served[phase], 0.5), "serve_p99": ms(served[phase], 0.99),
+                    "inprocess_p50": ms(local[phase], 0.5), "inprocess_p99": ms(local[phase], 0.99)}
+            for phase in ("first", "later")
+        }  # fmt: skip
     print(f"serve ({sessions} concurrent sessions × {turns} tool-using turns, openai SDK, Responses API)")
     print(f"  turns done            {len(srv)} of {sessions * turns}; errors {result['errors']}; lost messages {result['lost_messages']}")
     print(f"  hermes serve          p50 {result['serve_ms']['p50']:8.1f} ms   p99 {result['serve_ms']['p99']:8.1f} ms per turn")
     print(f"  agent in process      p50 {result['inprocess_ms']['p50']:8.1f} ms   p99 {result['inprocess_ms']['p99']:8.1f} ms per turn")
     if srv:
         print(f"  added by the server   p50 {result['added_ms']['p50']:8.1f} ms   p99 {result['added_ms']['p99']:8.1f} ms per turn")
+    for phase, label in (("first", "first turns (agent built)"), ("later", "later turns")):
+        row = result.get("by_turn_ms", {}).get(phase)
+        if row:
+            print(f"  {label:<26} serve p50 {row['serve_p50']:.1f} / p99 {row['serve_p99']:.1f} ms, "
+                  f"in process p50 {row['inprocess_p50']:.1f} / p99 {row['inprocess_p99']:.1f} ms")
     for sample in result["error_samples"] + result["lost_samples"]:
         print(f"  ! {sample}")
     return result

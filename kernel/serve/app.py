@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -48,6 +49,7 @@ class ServeState:
         self.runner = TurnRunner(self.settings)
         self.limits = KeyLimits(self.settings)
         self._stores: dict[str, Any] = {}
+        self._stores_lock = threading.Lock()
         self._keys = self.settings.keys
         # Once a server has keys it never turns open: revoking the last key locks it instead.
         self.auth_required = bool(self._keys)
@@ -85,10 +87,11 @@ class ServeState:
         from ..store import SessionStore
 
         profile = profile or self.profiles.serving
-        if profile.name not in self._stores:
-            profile.home.ensure()
-            self._stores[profile.name] = SessionStore.for_home(profile.home)
-        return self._stores[profile.name]
+        with self._stores_lock:  # dashboard pages run in Starlette's thread pool
+            if profile.name not in self._stores:
+                profile.home.ensure()
+                self._stores[profile.name] = SessionStore.for_home(profile.home)
+            return self._stores[profile.name]
 
     def close(self) -> None:
         for store in self._stores.values():
