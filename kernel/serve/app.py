@@ -173,10 +173,24 @@ async def _finish(state: ServeState, key: ApiKey | None, turn: Turn, request: Re
             with contextlib.suppress(BaseException):
                 await waiter
             raise RequestError("the client disconnected", status=499, code="client_disconnected")
-    outcome = await waiter
+    try:
+        outcome = await waiter
+    except RequestError:
+        raise
+    except Exception as exc:  # the agent could not be built or run: one line, in OpenAI's shape
+        raise _turn_error(exc) from None
     state.limits.add_cost(key, outcome.cost_usd)
     _raise_for_result(outcome.result, state)
     return outcome
+
+
+def _turn_error(exc: BaseException) -> RequestError:
+    """A turn that raised: 502 when hermes explains it (keys, config, provider), else 500."""
+    from ..errors import HermesError
+
+    known = isinstance(exc, HermesError)
+    return RequestError(f"the turn failed: {exc}", status=502 if known else 500,
+                        code="upstream_failed" if known else "server_error")  # fmt: skip
 
 
 def _raise_for_result(result: dict[str, Any], state: ServeState) -> None:
@@ -203,7 +217,8 @@ def _stream(state: ServeState, key: ApiKey | None, turn: Turn, render: Any, on_e
                     yield chunk
             finished = True
             if turn.error is not None:
-                yield on_error(f"the turn failed: {turn.error}", "server_error")
+                failure = _turn_error(turn.error)
+                yield on_error(str(failure), failure.code or "server_error")
                 return
             assert turn.outcome is not None
             state.limits.add_cost(key, turn.outcome.cost_usd)

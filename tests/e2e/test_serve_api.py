@@ -283,3 +283,21 @@ def test_start_up_mistakes_are_one_line(hermes, hermes_home: Path) -> None:
         "error: serve.approvals must be one of refuse, allow-list, got 'ask'"
     ]
     assert hermes("serve", "key", "list").returncode == 0  # the key commands still work to fix things
+
+
+def test_a_failing_model_is_a_502_without_secrets_and_a_stream_error_event(serve, fake_model_server: FakeModelServer) -> None:
+    server = serve()
+    fake_model_server.fault("auth")
+    with pytest.raises(openai.APIStatusError) as failed:
+        server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "hi"}])
+    assert failed.value.status_code == 502 and failed.value.code == "upstream_failed"
+    assert failed.value.body["message"].startswith("the turn failed: openai auth (HTTP 401)")
+    assert "sk-test-key-0123456789abcdef" not in failed.value.message
+    fake_model_server.fault("auth")
+    with pytest.raises(openai.APIError) as streamed:
+        list(server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "hi"}], stream=True))
+    assert "the turn failed" in str(streamed.value)
+    with pytest.raises(openai.APIStatusError) as cooling:  # the rejected key now cools down, as in the CLI
+        server.client().responses.create(model="hermes", input="again")
+    assert cooling.value.status_code == 502 and "keys are cooling down" in cooling.value.body["message"]
+    assert "\n" not in cooling.value.body["message"] and "Traceback" not in server.stderr
