@@ -238,7 +238,10 @@ class TurnRunner:
                 if spec.system:
                     agent.system_message = spec.system
                 if spec.history:
-                    agent.messages = list(spec.history)  # persisted with the first flush of the turn
+                    from ..agent.history import repair_history
+
+                    # A client's history may pair tool calls and results badly; providers reject that.
+                    agent.messages = repair_history(spec.history)  # persisted with the first flush of the turn
             store = agent.store
             before_id = agent.session_id
             before = _usage_of(store, before_id) if before_id and store.get_session(before_id) else ({}, 0.0)

@@ -154,3 +154,18 @@ def test_two_processes_on_one_store_continue_each_others_responses(
         assert {r.id.split("_", 2)[2] for r in (first, second, third)} == {session}
     count = db_rows(hermes_home, "SELECT count(*) FROM messages WHERE session_id = ?", (session,))[0][0]
     assert count == 6
+
+
+def test_turns_of_one_conversation_wait_for_each_other(fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path) -> None:
+    fake_model_server.reply("first, slowly", delay=2.0)
+    fake_model_server.reply("second, after the first")
+    with start(fake_model_server, hermes_home, tmp_path) as server:
+        client = server.client(timeout=60)
+        one, first = _in_thread(lambda: client.responses.create(model="hermes", input="one", conversation="shared"))
+        assert wait_for(lambda: len(fake_model_server.requests) == 1)
+        two, second = _in_thread(lambda: client.responses.create(model="hermes", input="two", conversation="shared"))
+        one.join(30)
+        two.join(30)
+    assert first[0].output_text == "first, slowly" and second[0].output_text == "second, after the first"
+    sent = [m["content"] for m in fake_model_server.requests[1].body["messages"][1:]]
+    assert sent == ["one", "first, slowly", "two"]  # the second turn saw the whole first one
