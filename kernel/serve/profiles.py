@@ -8,6 +8,7 @@ one conversation never reach the listeners of another running beside it.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,11 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, load_config
+from ..errors import ConfigError
 from ..home import DEFAULT_PROFILE, HermesHome, validate_profile_name
 from ..host import PluginHost
 from .settings import ServeSettings
 
 __all__ = ["Profile", "ProfileSet", "WORKSPACE_SERVICE"]
+
+log = logging.getLogger(__name__)
 
 #: ``ToolContext.services`` key of the folder file tools are confined to.
 WORKSPACE_SERVICE = "workspace"
@@ -106,7 +110,11 @@ class ProfileSet:
         self.serving = Profile.open(serving)
         self._by_model: dict[str, Profile] = {self.serving.model_id: self.serving}
         for home in self._other_homes(serving):
-            profile = Profile.open(home)
+            try:
+                profile = Profile.open(home)
+            except ConfigError as exc:  # another profile's broken config must not stop this one
+                log.warning("profile %s is not offered as a model: %s", home.profile, exc)
+                continue
             self._by_model.setdefault(profile.model_id, profile)
 
     @staticmethod

@@ -133,9 +133,12 @@ def test_responses_stream_shows_tool_calls_as_items_and_conversation_keeps_one_s
 
 def test_models_lists_profiles_and_an_unknown_model_is_a_404(serve, hermes_home: Path) -> None:
     (hermes_home / "profiles" / "research").mkdir(parents=True)
+    (hermes_home / "profiles" / "broken").mkdir(parents=True)
+    (hermes_home / "profiles" / "broken" / "config.yaml").write_text("model: [unclosed\n")
     server = serve()
     client = server.client()
     assert [m.id for m in client.models.list().data] == ["hermes", "hermes-research"]
+    assert "profile broken is not offered as a model" in server.stderr
     with pytest.raises(openai.NotFoundError) as error:
         client.chat.completions.create(model="gpt-nope", messages=[{"role": "user", "content": "hi"}])
     assert error.value.code == "model_not_found" and "hermes-research" in error.value.message
