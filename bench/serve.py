@@ -1,5 +1,8 @@
 """``hermes serve`` under load: 50 concurrent sessions × 5 tool-using turns through the openai SDK.
 
+A second, quiet run sends 20 turns of one session alone, to show the
+server's own cost per turn apart from 50 threads sharing the machine's cores.
+
 Every turn is a ``read_file`` call and an answer from the fake model server
 (one lane per session, so concurrent sessions never take each other's
 replies). The same sessions then run in process: the agent the CLI builds,
@@ -24,6 +27,7 @@ from typing import Any
 
 SESSIONS = 50
 TURNS = 5
+SOLO_TURNS = 20
 
 
 def _script(server: Any, prefix: str, sessions: int, turns: int) -> None:
@@ -175,7 +179,8 @@ def _inprocess_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict
     return {"latencies": latencies, "first": first, "later": later, "lost": lost, "wall_s": wall}
 
 
-def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -> dict[str, Any]:
+def _pair(sessions: int, turns: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same workload through a server and in process, each with its own store."""
     from hermes.kernel.testing import FakeModelServer
 
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer() as fake:
@@ -184,8 +189,13 @@ def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -
         (folder / "workspace" / "facts.txt").write_text("the sky is blue\nwater is wet\n")
         _script(fake, "srv", sessions, turns)
         _script(fake, "inp", sessions, turns)
-        served = _serve_phase(fake, folder, sessions, turns)
-        local = _inprocess_phase(fake, folder, sessions, turns)
+        return _serve_phase(fake, folder, sessions, turns), _inprocess_phase(fake, folder, sessions, turns)
+
+
+def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS, solo_turns: int = SOLO_TURNS) -> dict[str, Any]:
+    served, local = _pair(sessions, turns)
+    # One session alone: the server's own cost per turn, without 50 threads sharing the cores.
+    solo_served, solo_local = _pair(1, solo_turns)
     ms = lambda values, q: round(_percentile(values, q) * 1000, 1)  # noqa: E731
     srv, inp = served["latencies"], local["latencies"]
     result = {
@@ -211,6 +221,12 @@ def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -
                     "inprocess_p50": ms(local[phase], 0.5), "inprocess_p99": ms(local[phase], 0.99)}
             for phase in ("first", "later")
         }  # fmt: skip
+    solo_srv, solo_inp = solo_served["later"], solo_local["later"]
+    result["solo"] = {"turns": solo_turns, "errors": len(solo_served["errors"]), "lost_messages": len(solo_served["lost"]),
+                      "serve_p50": ms(solo_srv, 0.5), "serve_p99": ms(solo_srv, 0.99),
+                      "inprocess_p50": ms(solo_inp, 0.5), "inprocess_p99": ms(solo_inp, 0.99),
+                      "added_p50": round(ms(solo_srv, 0.5) - ms(solo_inp, 0.5), 1),
+                      "added_p99": round(ms(solo_srv, 0.99) - ms(solo_inp, 0.99), 1)}  # fmt: skip
     print(f"serve ({sessions} concurrent sessions × {turns} tool-using turns, openai SDK, Responses API)")
     print(f"  turns done            {len(srv)} of {sessions * turns}; errors {result['errors']}; lost messages {result['lost_messages']}")
     print(f"  hermes serve          p50 {result['serve_ms']['p50']:8.1f} ms   p99 {result['serve_ms']['p99']:8.1f} ms per turn")
@@ -222,6 +238,10 @@ def run(runs: int | None = None, sessions: int = SESSIONS, turns: int = TURNS) -
         if row:
             print(f"  {label:<26} serve p50 {row['serve_p50']:.1f} / p99 {row['serve_p99']:.1f} ms, "
                   f"in process p50 {row['inprocess_p50']:.1f} / p99 {row['inprocess_p99']:.1f} ms")
+    solo = result["solo"]
+    print(f"  one session alone, {solo_turns} turns (after its first): serve p50 {solo['serve_p50']:.1f} / p99 {solo['serve_p99']:.1f} ms, "
+          f"in process p50 {solo['inprocess_p50']:.1f} / p99 {solo['inprocess_p99']:.1f} ms, "
+          f"added p50 {solo['added_p50']:.1f} / p99 {solo['added_p99']:.1f} ms")
     for sample in result["error_samples"] + result["lost_samples"]:
         print(f"  ! {sample}")
     return result
