@@ -8,7 +8,15 @@ import json
 import sys
 from pathlib import Path
 
-BENCHMARKS = {"startup": "bench.startup", "providers": "bench.providers", "store": "bench.store", "loop": "bench.loop", "compress": "bench.compress", "compat": "bench.compat"}
+BENCHMARKS = {
+    "startup": "bench.startup",
+    "providers": "bench.providers",
+    "store": "bench.store",
+    "loop": "bench.loop",
+    "compress": "bench.compress",
+    "compat": "bench.compat",
+    "serve": "bench.serve",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

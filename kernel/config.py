@@ -110,6 +110,24 @@ DEFAULTS: dict[str, Any] = {
     "plugins": {
         "disabled": [],
     },
+    "serve": {
+        # Bearer keys, stored hashed ({name, sha256, prefix, created_at, requests_per_minute,
+        # cost_per_day}); managed by `hermes serve key add|list|revoke`. None: only loopback binds.
+        "api_keys": [],
+        # Turns running at once, and turns waiting for a worker before a 429.
+        "max_concurrent": 8,
+        "max_queue": 64,
+        # Seconds running turns get to finish after SIGTERM.
+        "drain_timeout": 30.0,
+        # Dangerous terminal commands: "refuse" them all, or "allow-list" (allowed_commands globs).
+        "approvals": "refuse",
+        "allowed_commands": [],
+        # The folder file tools are confined to; empty: HERMES_HOME/workspace.
+        "workspace": "",
+        # Per-key limits for keys that set none (0: unlimited).
+        "requests_per_minute": 0,
+        "cost_per_day": 0.0,
+    },
 }
 
 # Variables that steer hermes itself rather than a config key.

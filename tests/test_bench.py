@@ -11,3 +11,16 @@ def test_loop_benchmark_reports_overhead_per_step() -> None:
     assert result["agent_ms_per_step"] > 0 and result["baseline_ms_per_step"] > 0
     difference = result["agent_ms_per_step"] - result["baseline_ms_per_step"]
     assert abs(result["overhead_ms_per_step"] - difference) < 0.002  # each figure is rounded on its own
+
+
+def test_serve_benchmark_counts_errors_lost_messages_and_added_latency() -> None:
+    from bench import serve
+
+    result = serve.run(sessions=3, turns=2, solo_turns=3)
+    assert result["turns_done"] == 6 and result["errors"] == 0 and result["lost_messages"] == 0
+    assert result["inprocess_lost"] == 0
+    assert result["serve_ms"]["p50"] > 0 and result["inprocess_ms"]["p50"] > 0
+    assert result["added_ms"]["p50"] == round(result["serve_ms"]["p50"] - result["inprocess_ms"]["p50"], 1)
+    assert set(result["by_turn_ms"]) == {"first", "later"}
+    assert result["solo"]["errors"] == 0 and result["solo"]["lost_messages"] == 0
+    assert result["solo"]["added_p50"] == round(result["solo"]["serve_p50"] - result["solo"]["inprocess_p50"], 1)

@@ -14,7 +14,7 @@ from ..host import PluginHost
 from .calling import ModelRoute
 from .loop import Agent, AgentEvent
 
-__all__ = ["build_agent", "describe_result", "open_engine", "open_route"]
+__all__ = ["build_agent", "describe_result", "open_engine", "open_route", "open_routes"]
 
 
 def open_route(
@@ -73,6 +73,13 @@ def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[Model
     return routes
 
 
+def open_routes(
+    host: PluginHost, config: Config, home: HermesHome, *, provider: str | None = None, model: str | None = None
+) -> list[ModelRoute]:
+    """The primary route and the usable ``fallback_providers``, in order."""
+    return [open_route(host, config, home, provider=provider, model=model), *_fallbacks(host, config, home)]
+
+
 def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelRoute) -> Any:
     """The context engine named by ``context.engine`` for the main route's model.
 
@@ -119,14 +126,19 @@ def build_agent(
     ask_user: Callable[[str, list[str] | None], str] | None = None,
     approve: Callable[[str, str], bool] | None = None,
     cwd: Path | None = None,
+    routes: Sequence[ModelRoute] | None = None,
 ) -> Agent:
-    """The agent a ``hermes chat`` runs, as configured (flags override config)."""
+    """The agent a ``hermes chat`` runs, as configured (flags override config).
+
+    ``routes`` (primary first) replaces opening them from config: a server
+    shares its model clients, and their SDK connections, across its agents.
+    """
     from ..memory import MemoryManager
     from ..store import SessionStore
     from ..tool_registry import ToolRegistry
 
-    route = open_route(host, config, home, provider=provider, model=model)
-    routes = [route, *_fallbacks(host, config, home)]
+    routes = list(routes) if routes else open_routes(host, config, home, provider=provider, model=model)
+    route = routes[0]
     engine = open_engine(host, config, home, route)
     chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
     loadable = [name for name in chosen if name != "memory"]  # the memory toolset comes from the manager

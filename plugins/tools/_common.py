@@ -90,10 +90,17 @@ def opt_bool(args: dict[str, Any], name: str, default: bool = False) -> bool:
 
 
 def resolve_path(ctx: ToolContext, raw: str) -> Path:
-    """``raw`` with ``~`` expanded, relative to the session's working directory."""
+    """``raw`` with ``~`` expanded, relative to the session's working directory.
+
+    When the session is confined to a workspace (``ctx.services["workspace"]``,
+    set by ``hermes serve``), a path outside it, symlinks resolved, is a ToolError.
+    """
     path = Path(os.path.expanduser(raw))
     if not path.is_absolute():
         path = Path(ctx.cwd) / path
+    workspace = ctx.services.get("workspace")
+    if workspace is not None and not path.resolve().is_relative_to(Path(workspace).resolve()):
+        raise ToolError(f"{raw} is outside the workspace {workspace}; use a path inside it.")
     return path
 
 

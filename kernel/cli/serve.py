@@ -1,0 +1,96 @@
+"""``hermes serve``: the OpenAI-compatible API and the dashboard; ``hermes serve key`` manages its keys."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Optional
+
+import typer
+
+from ._state import fail, print_json, print_table, state
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra).",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+keys_app = typer.Typer(help="Create, list and revoke the API keys of hermes serve (stored hashed).", no_args_is_help=True)
+app.add_typer(keys_app, name="key")
+
+
+@app.callback()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (non-loopback needs API keys).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).", min=0, max=65535)] = 8642,
+    log_level: Annotated[str, typer.Option("--log-level", help="uvicorn's log level.")] = "warning",
+) -> None:
+    """Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        fail("hermes serve needs the serve extra: pip install 'hermes-kernel[serve]'")
+    from ..serve.server import run_server
+
+    app_state = state(ctx)
+    app_state.config  # a broken config.yaml fails here with its one line
+    run_server(app_state.home, host, port, log_level=log_level)
+
+
+@keys_app.command("add")
+def key_add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A name for the key (who or what uses it).")],
+    rpm: Annotated[Optional[int], typer.Option("--rpm", help="Requests per minute (0: unlimited).")] = None,
+    cost_per_day: Annotated[Optional[float], typer.Option("--cost-per-day", help="US dollars a day (0: unlimited).")] = None,
+) -> None:
+    """Create a key; it is printed once and stored only as a hash."""
+    from ..serve.keys import add_key
+
+    app_state = state(ctx)
+    app_state.config
+    app_state.home.ensure()
+    plain = add_key(app_state.home.config_path, name, requests_per_minute=rpm, cost_per_day=cost_per_day)
+    typer.echo(plain)
+    typer.echo(f"key {name!r} created; it is shown only now. Clients send it as 'Authorization: Bearer <key>'.", err=True)
+
+
+@keys_app.command("list")
+def key_list(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List keys: name, first characters, creation time and limits (never the key or its hash)."""
+    from ..serve.keys import load_keys
+
+    keys = load_keys(state(ctx).config.get("serve.api_keys", []))
+    if as_json:
+        print_json([k.describe() for k in keys])
+        return
+    if not keys:
+        typer.echo("no keys; hermes serve then listens on loopback only. Add one with `hermes serve key add NAME`.")
+        return
+    rows = [(k.name, k.prefix + "…", time.strftime("%Y-%m-%d %H:%M", time.localtime(k.created_at)),
+             "default" if k.requests_per_minute is None else k.requests_per_minute or "unlimited",
+             "default" if k.cost_per_day is None else (f"${k.cost_per_day:g}" if k.cost_per_day else "unlimited"))
+            for k in keys]  # fmt: skip
+    print_table(("name", "key", "created", "requests/min", "cost/day"), rows)
+
+
+@keys_app.command("revoke")
+def key_revoke(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The key's name (see `hermes serve key list`).")],
+) -> None:
+    """Revoke a key: running servers refuse it (and its dashboard cookie) from the next request."""
+    from ..serve.keys import revoke_key
+
+    app_state = state(ctx)
+    app_state.config
+    revoke_key(app_state.home.config_path, name)
+    typer.echo(f"key {name!r} revoked")

@@ -1,0 +1,348 @@
+"""The Starlette application: auth, limits, the OpenAI-compatible routes and the dashboard.
+
+Routes translate the wire format into :class:`~.runner.TurnSpec` and the
+agent's events back into JSON or SSE; the turn itself is the CLI's
+``Agent.run_conversation``. Importing this module imports Starlette; nothing
+on the ``hermes --help`` path does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .._version import __version__
+from ..home import HermesHome
+from .errors import RequestError, error_body
+from .keys import ApiKey, key_for_cookie, match_key
+from .limits import KeyLimits, LimitExceeded
+from .profiles import Profile, ProfileSet
+from .runner import QueueFull, ServerDraining, Turn, TurnRunner, TurnSpec
+from .settings import ServeSettings
+from .wire_chat import ChatStream, chat_json, parse_chat
+from .wire_responses import ResponsesStream, parse_response_id, parse_responses, response_json
+
+__all__ = ["COOKIE", "ServeState", "create_app"]
+
+log = logging.getLogger(__name__)
+COOKIE = "hermes_dashboard"
+_DISCONNECT_POLL_S = 0.1
+
+
+class ServeState:
+    """What every route shares: profiles, settings, the runner, the limits and read-only stores."""
+
+    def __init__(self, home: HermesHome) -> None:
+        self.profiles = ProfileSet(home)
+        self.settings = ServeSettings.from_config(self.profiles.serving.config, home)
+        self.runner = TurnRunner(self.settings)
+        self.limits = KeyLimits(self.settings)
+        self._stores: dict[str, Any] = {}
+        self._stores_lock = threading.Lock()
+        self._keys = self.settings.keys
+        # Once a server has keys it never turns open: revoking the last key locks it instead.
+        self.auth_required = bool(self._keys)
+        self._keys_stamp = self._stamp()
+        self.started = time.time()
+
+    def _stamp(self) -> int:
+        try:
+            return self.profiles.serving.home.config_path.stat().st_mtime_ns
+        except OSError:
+            return 0
+
+    @property
+    def keys(self) -> tuple[ApiKey, ...]:
+        """The keys in the config file, re-read when it changes: a revoke applies to running servers."""
+        path = self.profiles.serving.home.config_path
+        try:
+            stamp = path.stat().st_mtime_ns
+        except OSError:
+            stamp = 0
+        if stamp != self._keys_stamp:
+            from ..config import read_config_file
+            from .keys import load_keys
+
+            try:
+                self._keys = tuple(load_keys((read_config_file(path).get("serve") or {}).get("api_keys")))
+                self.auth_required = self.auth_required or bool(self._keys)
+            except Exception as exc:  # noqa: BLE001 - a broken edit keeps the last good keys
+                log.warning("keeping the previous API keys: %s", exc)
+            self._keys_stamp = stamp
+        return self._keys
+
+    def store(self, profile: Profile | None = None) -> Any:
+        """A store for reads (lookups and the dashboard), one per profile, opened once."""
+        from ..store import SessionStore
+
+        profile = profile or self.profiles.serving
+        with self._stores_lock:  # dashboard pages run in Starlette's thread pool
+            if profile.name not in self._stores:
+                profile.home.ensure()
+                self._stores[profile.name] = SessionStore.for_home(profile.home)
+            return self._stores[profile.name]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+
+def _error(exc: RequestError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
+
+
+def authenticate(state: ServeState, request: Request, *, cookie: bool = False) -> ApiKey | None:
+    """The key a request presents; None when the server runs without keys. Raises 401 otherwise."""
+    keys = state.keys
+    if not keys and not state.auth_required:
+        return None
+    header = request.headers.get("authorization", "")
+    presented = header[7:].strip() if header.lower().startswith("bearer ") else None
+    key = match_key(keys, presented)
+    if key is None and cookie:
+        key = key_for_cookie(keys, request.cookies.get(COOKIE))
+    if key is None:
+        why = "no API key was sent" if not presented else "the API key is not valid (revoked or mistyped)"
+        raise RequestError(f"{why}; send 'Authorization: Bearer <key>' with a key from `hermes serve key add`",
+                           status=401, code="invalid_api_key")  # fmt: skip
+    return key
+
+
+_MAX_BODY = 16 * 1024 * 1024  # a conversation's text; more is a mistake or an attack
+
+
+async def _body(request: Request) -> Any:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > _MAX_BODY:
+        raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > _MAX_BODY:
+            raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        raise RequestError("the request body is not valid JSON") from None
+
+
+def _profile(state: ServeState, model: str) -> Profile:
+    profile = state.profiles.get(model)
+    if profile is None:
+        names = ", ".join(p.model_id for p in state.profiles.models())
+        raise RequestError(f"the model {model!r} does not exist; this server offers: {names}", status=404,
+                           code="model_not_found", param="model")  # fmt: skip
+    return profile
+
+
+def _admit(state: ServeState, key: ApiKey | None, spec: TurnSpec) -> Turn:
+    try:
+        state.limits.check(key)
+        return state.runner.admit(spec)
+    except LimitExceeded as exc:
+        raise RequestError(exc.message, status=exc.status, code=exc.code,
+                           headers={"retry-after": str(exc.retry_after)}) from None  # fmt: skip
+    except QueueFull as exc:
+        raise RequestError(f"{exc}: every worker is busy and the queue is full", status=429, code="server_busy",
+                           headers={"retry-after": str(exc.retry_after)}) from None  # fmt: skip
+    except ServerDraining:
+        raise RequestError("the server is shutting down; retry on another instance", status=503,
+                           code="server_shutting_down", headers={"retry-after": "1"}) from None  # fmt: skip
+
+
+async def _finish(state: ServeState, key: ApiKey | None, turn: Turn, request: Request) -> Any:
+    """Wait for a non-streamed turn, interrupting it when the client goes away."""
+    waiter = asyncio.ensure_future(turn.wait())
+    while not waiter.done():
+        done, _ = await asyncio.wait({waiter}, timeout=_DISCONNECT_POLL_S)
+        if not done and await request.is_disconnected():
+            log.info("client disconnected; interrupting its turn")
+            turn.interrupt()
+            with contextlib.suppress(BaseException):
+                await waiter
+            raise RequestError("the client disconnected", status=499, code="client_disconnected")
+    try:
+        outcome = await waiter
+    except RequestError:
+        raise
+    except Exception as exc:  # the agent could not be built or run: one line, in OpenAI's shape
+        raise _turn_error(exc) from None
+    state.limits.add_cost(key, outcome.cost_usd)
+    _raise_for_result(outcome.result, state)
+    return outcome
+
+
+def _turn_error(exc: BaseException) -> RequestError:
+    """A turn that raised: 502 when hermes explains it (keys, config, provider), else 500."""
+    from ..errors import HermesError
+
+    known = isinstance(exc, HermesError)
+    return RequestError(f"the turn failed: {exc}", status=502 if known else 500,
+                        code="upstream_failed" if known else "server_error")  # fmt: skip
+
+
+def _raise_for_result(result: dict[str, Any], state: ServeState) -> None:
+    from ..agent.factory import describe_result
+
+    if result.get("failed"):
+        raise RequestError(describe_result(result), status=502, code="upstream_failed")
+    if result.get("interrupted") and state.runner.draining:
+        raise RequestError("the server shut down during the turn; what was done is saved, send the message again",
+                           status=503, code="server_shutting_down", headers={"retry-after": "1"})  # fmt: skip
+
+
+def _stream(state: ServeState, key: ApiKey | None, turn: Turn, render: Any, on_error: Callable[[str, str], bytes]) -> StreamingResponse:
+    async def body() -> AsyncIterator[bytes]:
+        finished = False
+        try:
+            yield render.start()
+            while True:
+                item = await turn.events.get()
+                if not hasattr(item, "kind"):
+                    break
+                chunk = render.event(item)
+                if chunk:
+                    yield chunk
+            finished = True
+            if turn.error is not None:
+                failure = _turn_error(turn.error)
+                yield on_error(str(failure), failure.code or "server_error")
+                return
+            assert turn.outcome is not None
+            state.limits.add_cost(key, turn.outcome.cost_usd)
+            try:
+                _raise_for_result(turn.outcome.result, state)
+            except RequestError as exc:
+                yield on_error(str(exc), exc.code or "error")
+                return
+            yield render.end(turn.outcome)
+        finally:
+            if not finished:  # the client went away mid-stream (the generator was cancelled)
+                log.info("client disconnected from a stream; interrupting its turn")
+                turn.interrupt()
+
+    return StreamingResponse(body(), media_type="text/event-stream", headers={"cache-control": "no-cache"})
+
+
+# --- routes -------------------------------------------------------------------------
+
+
+async def health(request: Request) -> Response:
+    state: ServeState = request.app.state.serve
+    runner = state.runner
+    return JSONResponse({"status": "draining" if runner.draining else "ok", "version": __version__,
+                         "pending_turns": runner.pending, "max_concurrent": state.settings.max_concurrent})  # fmt: skip
+
+
+async def models(request: Request) -> Response:
+    state: ServeState = request.app.state.serve
+    try:
+        authenticate(state, request)
+    except RequestError as exc:
+        return _error(exc)
+    data = [{"id": p.model_id, "object": "model", "created": int(p.created), "owned_by": "hermes",
+             "profile": p.name, "model": str(p.config.get("model.name", "") or "")}
+            for p in state.profiles.models()]  # fmt: skip
+    return JSONResponse({"object": "list", "data": data})
+
+
+async def chat_completions(request: Request) -> Response:
+    state: ServeState = request.app.state.serve
+    try:
+        key = authenticate(state, request)
+        parsed = parse_chat(await _body(request))
+        profile = _profile(state, parsed.model)
+        spec = TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.system,
+                        end_after="completed", key_name=key.name if key else None)  # fmt: skip
+        turn = _admit(state, key, spec)
+        model = parsed.model or profile.model_id
+        if parsed.stream:
+            return _stream(state, key, turn, ChatStream(model, parsed.include_usage),
+                           lambda message, code: ChatStream.error(error_body(500, message, code=code)))  # fmt: skip
+        outcome = await _finish(state, key, turn, request)
+        from .wire_responses import tool_items
+
+        tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]}
+                 for i in tool_items(outcome.result.get("messages") or [], len(parsed.history))]  # fmt: skip
+        return JSONResponse(chat_json(model, outcome, tools))
+    except RequestError as exc:
+        return _error(exc)
+
+
+def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKey | None) -> tuple[TurnSpec, int]:
+    """The turn a Responses request asks for, and how many stored messages precede it."""
+    name = key.name if key else None
+    if parsed.previous:
+        found = parse_response_id(parsed.previous)
+        store = state.store(profile)
+        if found is None or store.get_session(found[0]) is None:
+            raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
+                               code="previous_response_not_found", param="previous_response_id")  # fmt: skip
+        session_id, count = found
+        return TurnSpec(profile, parsed.message, session_id=session_id, continue_at=count, key_name=name), count
+    if parsed.conversation:
+        store = state.store(profile)
+        if store.get_session(parsed.conversation) is not None:
+            tip = store.resume(parsed.conversation)
+            return TurnSpec(profile, parsed.message, session_id=parsed.conversation, key_name=name), len(tip.messages)
+        return TurnSpec(profile, parsed.message, new_id=parsed.conversation, history=parsed.history,
+                        system=parsed.instructions, key_name=name), len(parsed.history)  # fmt: skip
+    return TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.instructions, key_name=name), len(parsed.history)
+
+
+async def responses(request: Request) -> Response:
+    state: ServeState = request.app.state.serve
+    try:
+        key = authenticate(state, request)
+        parsed = parse_responses(await _body(request))
+        profile = _profile(state, parsed.model)
+        parsed.model = parsed.model or profile.model_id
+        spec, before = _responses_spec(state, profile, parsed, key)
+        turn = _admit(state, key, spec)
+        if parsed.stream:
+            render = ResponsesStream(parsed, parsed.conversation)
+            return _stream(state, key, turn, render, render.error)
+        outcome = await _finish(state, key, turn, request)
+        # A repaired or branched history can shift where this turn starts; the user message marks it.
+        messages = outcome.result.get("messages") or []
+        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=before)
+        return JSONResponse(response_json(parsed, outcome, start, parsed.conversation))
+    except RequestError as exc:
+        return _error(exc)
+
+
+def create_app(home: HermesHome, *, on_shutdown: Callable[[ServeState], None] | None = None) -> Starlette:
+    """The server for the profile at ``home``; ``on_shutdown`` runs when the app stops (drain)."""
+    from .dashboard import dashboard_routes
+
+    state = ServeState(home)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        if on_shutdown is not None:
+            await asyncio.get_running_loop().run_in_executor(None, on_shutdown, state)
+        state.close()
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
+        *dashboard_routes(),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.serve = state
+    return app

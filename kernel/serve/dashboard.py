@@ -1,0 +1,171 @@
+"""The read-only dashboard: sessions as lineage trees, search, one session, usage charts.
+
+Same keys as the API: a bearer header, or the cookie set by signing in with
+a key at ``/login``. Without keys (loopback only) it is open. Reads go
+through the session store's public methods only, so any store backend works.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+from urllib.parse import parse_qs
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from .charts import bar_chart, usage_by
+from .errors import RequestError
+from .keys import cookie_for, match_key
+from .pages import layout, login_page, message_html, session_tree, ts
+
+__all__ = ["compression_notes", "dashboard_routes"]
+
+_SESSION_LIMIT = 500
+_SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
+    "img-src data:; form-action 'self'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+
+
+def _state(request: Request) -> Any:
+    return request.app.state.serve
+
+
+def _page(title: str, body: str, status: int = 200, query: str = "") -> HTMLResponse:
+    return HTMLResponse(layout(title, body, query=query), status_code=status, headers=_SECURITY_HEADERS)
+
+
+def _signed_in(request: Request) -> bool:
+    from .app import authenticate
+
+    try:
+        authenticate(_state(request), request, cookie=True)
+    except RequestError:
+        return False
+    return True
+
+
+def _guard(handler: Any) -> Any:
+    # Plain functions: Starlette runs them in its thread pool, so store reads never block the event loop.
+    def guarded(request: Request) -> Response:
+        if not _signed_in(request):
+            return RedirectResponse("/login", status_code=303)
+        return handler(request)
+
+    return guarded
+
+
+async def login(request: Request) -> Response:
+    from .app import COOKIE
+
+    state = _state(request)
+    if request.method == "GET":
+        return HTMLResponse(login_page(), headers=_SECURITY_HEADERS)
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    key = match_key(state.keys, (form.get("key") or [""])[0].strip())
+    if key is None:
+        return HTMLResponse(login_page("that key is not valid; create one with `hermes serve key add NAME`"),
+                            status_code=401, headers=_SECURITY_HEADERS)  # fmt: skip
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(COOKIE, cookie_for(key), httponly=True, samesite="strict", max_age=7 * 86400)
+    return response
+
+
+def sessions_page(request: Request) -> Response:
+    store = _state(request).store()
+    sessions = store.list_sessions(limit=_SESSION_LIMIT)
+    body = ("<p><input id='filter' placeholder='filter sessions'> "
+            f"<span class='reason'>{len(sessions)} session(s), newest lineage first</span></p>" + session_tree(sessions))  # fmt: skip
+    return _page("sessions", body)
+
+
+def _snippet(text: str) -> str:
+    # The store marks matches with **…**; escape first, then turn the marks into <mark>.
+    return re.sub(r"\*\*(.+?)\*\*", r"<mark>\1</mark>", html.escape(text))
+
+
+def search_page(request: Request) -> Response:
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        return _page("search", "<p>type words to find in every stored message (compressed sessions included)</p>")
+    hits = _state(request).store().search(query, limit=50, context=False)
+    rows = [f"<div class='hit'><a href='/session/{html.escape(h.session_id)}#m{h.message_id}'>{html.escape(h.session_id)}</a> "
+            f"<span class='reason'>{html.escape(h.role)} · {html.escape(ts(h.timestamp))}</span><div>{_snippet(h.snippet)}</div></div>"
+            for h in hits]  # fmt: skip
+    summary = f"<p class='reason' id='hit-count'>{len(hits)} match(es) for “{html.escape(query)}”</p>"
+    return _page("search", summary + "".join(rows), query=query)
+
+
+def compression_notes(store: Any, session: dict[str, Any], messages: list[dict[str, Any]]) -> list[int]:
+    """Ids of the messages a compression wrote into ``session`` (its summary): present at creation, absent in the parent."""
+    parent_id = session.get("parent_session_id")
+    parent = store.get_session(parent_id) if parent_id else None
+    if parent is None or parent.get("end_reason") != "compression":
+        return []
+    seen = {str(m.get("content")) for m in store.get_messages(parent_id)}
+    created = float(session.get("started_at") or 0) + 1.0
+    return [int(m["id"]) for m in messages if float(m.get("timestamp") or 0) <= created and str(m.get("content")) not in seen]
+
+
+def session_page(request: Request) -> Response:
+    store = _state(request).store()
+    session_id = request.path_params["session_id"]
+    session = store.get_session(session_id)
+    if session is None:
+        return _page("not found", f"<p>no session {html.escape(session_id)}</p>", status=404)
+    messages = store.get_messages(session_id)
+    notes = set(compression_notes(store, session, messages))
+    lineage = store.lineage(session_id)
+    chain = " ← ".join(f"<a href='/session/{html.escape(a['id'])}'>{html.escape(a['id'])}</a> "
+                       f"<span class='reason'>({html.escape(str(a['end_reason']))})</span>" for a in lineage["ancestors"])  # fmt: skip
+    kids = ", ".join(f"<a href='/session/{html.escape(c['id'])}'>{html.escape(c['id'])}</a>" for c in lineage["children"])
+    cost = session.get("estimated_cost_usd")
+    facts = [
+        f"source <span class='src'>{html.escape(str(session.get('source')))}</span> · model {html.escape(str(session.get('model')))}",
+        f"started {ts(session.get('started_at'))}" + (f" · ended {ts(session.get('ended_at'))} ({html.escape(str(session.get('end_reason')))})" if session.get("ended_at") else " · open"),
+        f"tokens in {session.get('input_tokens') or 0:,} / out {session.get('output_tokens') or 0:,}"
+        + (f" · cost ${cost:.4f}" if cost else "") + f" · {session.get('api_call_count') or 0} API calls",
+    ]  # fmt: skip
+    if chain:
+        facts.append(f"continues: {chain}")
+    if kids:
+        facts.append(f"continued by: {kids}")
+    if notes:
+        parent = store.get_session(session.get("parent_session_id"))
+        facts.append(f"<span class='note'>compressed from {html.escape(str(parent['id']))} "
+                     f"({parent.get('message_count') or 0} messages → {len(messages)}); "
+                     f"{len(notes)} compression note(s) below; fidelity: not recorded by the engine</span>")  # fmt: skip
+    body = "".join(f"<p>{fact}</p>" for fact in facts)
+    body += "<p><button id='toggle-tools' type='button'>unfold tool calls</button></p>"
+    body += "".join(message_html(m, note=int(m["id"]) in notes) for m in messages) or "<p>no messages</p>"
+    return _page(f"session {session_id}", body)
+
+
+def usage_page(request: Request) -> Response:
+    sessions = _state(request).store().list_sessions(limit=None)
+    by_day, by_model = usage_by(sessions, "day"), usage_by(sessions, "model")
+    charts = [
+        bar_chart("tokens per day", by_day, ("input", "output"), chart_id="tokens-per-day"),
+        bar_chart("cost per day (USD)", by_day, ("cost",), money=True, chart_id="cost-per-day"),
+        bar_chart("tokens per model", by_model, ("input", "output"), chart_id="tokens-per-model"),
+        bar_chart("cost per model (USD)", by_model, ("cost",), money=True, chart_id="cost-per-model"),
+    ]
+    rows = "".join(f"<tr><td>{html.escape(m)}</td><td>{v['input']:,.0f}</td><td>{v['output']:,.0f}</td><td>${v['cost']:.4f}</td></tr>"
+                   for m, v in by_model.items())  # fmt: skip
+    table = f"<table><tr><th>model</th><th>tokens in</th><th>tokens out</th><th>cost</th></tr>{rows}</table>"
+    return _page("usage", "".join(charts) + table)
+
+
+def dashboard_routes() -> list[Route]:
+    return [
+        Route("/", _guard(sessions_page), methods=["GET"]),
+        Route("/login", login, methods=["GET", "POST"]),
+        Route("/search", _guard(search_page), methods=["GET"]),
+        Route("/session/{session_id:str}", _guard(session_page), methods=["GET"]),
+        Route("/usage", _guard(usage_page), methods=["GET"]),
+    ]

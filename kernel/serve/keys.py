@@ -1,0 +1,154 @@
+"""API keys of ``hermes serve``: generated once, stored only as SHA-256 hashes in ``serve.api_keys``.
+
+A key is 32 random bytes (``hk-`` plus URL-safe base64): guessing is hopeless,
+so a fast hash is enough and a slow one would only cost every request. The
+plain key is printed once by ``hermes serve key add`` and never stored.
+The dashboard cookie is derived from the stored hash, so every process that
+shares the config accepts it, and revoking the key ends it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import read_config_file, set_config_value
+from ..errors import ConfigError, HermesError
+
+__all__ = ["ApiKey", "KEY_PREFIX", "add_key", "cookie_for", "hash_key", "key_for_cookie", "load_keys", "match_key", "revoke_key"]
+
+KEY_PREFIX = "hk-"
+_NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """One stored key: its name, hash, the first characters (to recognise it) and its limits.
+
+    ``requests_per_minute`` / ``cost_per_day`` None: the ``serve.*`` defaults apply.
+    """
+
+    name: str
+    sha256: str
+    prefix: str
+    created_at: float = 0.0
+    requests_per_minute: int | None = None
+    cost_per_day: float | None = None
+
+    def as_config(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"name": self.name, "sha256": self.sha256, "prefix": self.prefix,
+                                "created_at": round(self.created_at, 3)}  # fmt: skip
+        if self.requests_per_minute is not None:
+            data["requests_per_minute"] = self.requests_per_minute
+        if self.cost_per_day is not None:
+            data["cost_per_day"] = self.cost_per_day
+        return data
+
+    def describe(self) -> dict[str, Any]:
+        """What ``key list`` shows: never the hash."""
+        return {"name": self.name, "prefix": self.prefix, "created_at": self.created_at,
+                "requests_per_minute": self.requests_per_minute, "cost_per_day": self.cost_per_day}  # fmt: skip
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def _optional_number(entry: dict[str, Any], field: str, kind: type, index: int) -> Any:
+    value = entry.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"serve.api_keys[{index}].{field} must be a number of at least 0, got {value!r}")
+    return kind(value)
+
+
+def load_keys(entries: Any) -> list[ApiKey]:
+    """The keys in ``serve.api_keys``; a malformed entry is a ConfigError naming it."""
+    if entries in (None, ""):
+        return []
+    if not isinstance(entries, list):
+        raise ConfigError("serve.api_keys must be a list; manage it with `hermes serve key add|revoke`")
+    keys = []
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("sha256"), str) or not entry.get("name"):
+            raise ConfigError(
+                f"serve.api_keys[{index}] needs a name and a sha256 hash; remove it and run `hermes serve key add NAME`"
+            )
+        keys.append(ApiKey(
+            name=str(entry["name"]), sha256=entry["sha256"].lower(), prefix=str(entry.get("prefix", "")),
+            created_at=float(entry.get("created_at") or 0.0),
+            requests_per_minute=_optional_number(entry, "requests_per_minute", int, index),
+            cost_per_day=_optional_number(entry, "cost_per_day", float, index),
+        ))  # fmt: skip
+    return keys
+
+
+def match_key(keys: Sequence[ApiKey], presented: str | None) -> ApiKey | None:
+    """The stored key whose hash matches ``presented`` (compared in constant time), or None."""
+    if not presented:
+        return None
+    digest = hash_key(presented)
+    found = None
+    for key in keys:
+        if hmac.compare_digest(key.sha256, digest):
+            found = key
+    return found
+
+
+def _cookie_mac(key: ApiKey) -> str:
+    return hmac.new(bytes.fromhex(key.sha256), b"hermes-dashboard", hashlib.sha256).hexdigest()
+
+
+def cookie_for(key: ApiKey) -> str:
+    """The dashboard cookie value for ``key``: its name and a MAC derived from its hash."""
+    return f"{key.name}.{_cookie_mac(key)}"
+
+
+def key_for_cookie(keys: Sequence[ApiKey], cookie: str | None) -> ApiKey | None:
+    if not cookie or "." not in cookie:
+        return None
+    name, mac = cookie.rsplit(".", 1)
+    for key in keys:
+        if key.name == name and hmac.compare_digest(_cookie_mac(key), mac):
+            return key
+    return None
+
+
+def _validate_name(name: str) -> str:
+    if not name or len(name) > 64 or not set(name) <= _NAME_CHARS:
+        raise HermesError(f"invalid key name {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+    return name
+
+
+def add_key(config_path: Path, name: str, *, requests_per_minute: int | None = None,
+            cost_per_day: float | None = None) -> str:  # fmt: skip
+    """Create a key named ``name`` in the config file at ``config_path``; returns the plain key (shown once)."""
+    _validate_name(name)
+    for field, value in (("--rpm", requests_per_minute), ("--cost-per-day", cost_per_day)):
+        if value is not None and value < 0:
+            raise HermesError(f"{field} must be 0 (unlimited) or more, got {value}")
+    data = read_config_file(config_path)
+    existing = load_keys((data.get("serve") or {}).get("api_keys"))
+    if any(k.name == name for k in existing):
+        raise HermesError(f"a key named {name!r} exists; revoke it first (`hermes serve key revoke {name}`) or pick another name")
+    plain = KEY_PREFIX + secrets.token_urlsafe(32)
+    key = ApiKey(name, hash_key(plain), plain[:8], time.time(), requests_per_minute, cost_per_day)
+    set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing] + [key.as_config()])
+    return plain
+
+
+def revoke_key(config_path: Path, name: str) -> None:
+    """Remove the key named ``name``; an unknown name is an error that lists the names."""
+    data = read_config_file(config_path)
+    existing = load_keys((data.get("serve") or {}).get("api_keys"))
+    if not any(k.name == name for k in existing):
+        names = ", ".join(k.name for k in existing) or "none"
+        raise HermesError(f"no key named {name!r} (keys: {names}); see `hermes serve key list`")
+    set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing if k.name != name])

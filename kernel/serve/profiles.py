@@ -1,0 +1,143 @@
+"""The agent profiles a server offers as models, and how one turn's agent is built for them.
+
+Every turn gets its own agent, plugin host and store connection, built from
+the stored session: the store is the only shared state, so another process
+on the same store can take the next turn of the conversation, and hooks of
+one conversation never reach the listeners of another running beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, load_config
+from ..errors import ConfigError
+from ..home import DEFAULT_PROFILE, HermesHome, validate_profile_name
+from ..host import PluginHost
+from .settings import ServeSettings
+
+__all__ = ["Profile", "ProfileSet", "WORKSPACE_SERVICE"]
+
+log = logging.getLogger(__name__)
+
+#: ``ToolContext.services`` key of the folder file tools are confined to.
+WORKSPACE_SERVICE = "workspace"
+
+
+@dataclass
+class Profile:
+    """One servable profile: its home and configuration, read once at start."""
+
+    name: str
+    home: HermesHome
+    config: Config
+    created: float = 0.0
+    _host_disabled: tuple[str, ...] = field(default=(), repr=False)
+    _shared: list[tuple[Any, str]] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @classmethod
+    def open(cls, home: HermesHome) -> Profile:
+        config = load_config(home)
+        path = home.path
+        created = path.stat().st_mtime if path.exists() else 0.0
+        return cls(home.profile, home, config, created, tuple(config.disabled_plugins))
+
+    @property
+    def model_id(self) -> str:
+        return "hermes" if self.name == DEFAULT_PROFILE else f"hermes-{self.name}"
+
+    def _routes(self, host: PluginHost) -> list[Any]:
+        """This profile's model routes, each agent on its own credential lease.
+
+        The model clients (and the SDK connections inside them) are opened once
+        and shared: opening one costs about 0.1 s of CPU (TLS setup), which
+        would otherwise be paid by every session's first turn.
+        """
+        from ..agent.calling import ModelRoute
+        from ..agent.factory import open_routes
+
+        with self._lock:
+            if self._shared is None:
+                self._shared = [(r.client, r.model) for r in open_routes(host, self.config, self.home)]
+            shared = self._shared
+        return [ModelRoute(client, model, lease=client.lease()) for client, model in shared]
+
+    def host(self) -> PluginHost:
+        host = PluginHost(disabled=self._host_disabled)
+        host.load_plugins()
+        return host
+
+    def build_agent(
+        self,
+        settings: ServeSettings,
+        *,
+        session_id: str | None,
+        on_event: Callable[[Any], None],
+    ) -> Any:
+        """The agent for one turn: ``source=api``, tools confined to the workspace, no one to ask."""
+        from ..agent.factory import build_agent
+
+        workspace = settings.workspace
+        workspace.mkdir(parents=True, exist_ok=True)
+        host = self.host()
+        agent = build_agent(
+            host=host,
+            routes=self._routes(host),
+            config=self.config,
+            home=self.home,
+            resume=session_id,
+            interactive=False,
+            source="api",
+            stream=True,  # deltas reach streaming clients, and an interrupt lands mid-answer
+            on_event=on_event,
+            approve=settings.approver(),
+            cwd=workspace,
+        )
+        agent.tool_context.services[WORKSPACE_SERVICE] = workspace.resolve()
+        return agent
+
+
+class ProfileSet:
+    """The serving profile plus every other profile under the same root, by model id."""
+
+    def __init__(self, serving: HermesHome) -> None:
+        self.serving = Profile.open(serving)
+        self._by_model: dict[str, Profile] = {self.serving.model_id: self.serving}
+        for home in self._other_homes(serving):
+            try:
+                profile = Profile.open(home)
+            except ConfigError as exc:  # another profile's broken config must not stop this one
+                log.warning("profile %s is not offered as a model: %s", home.profile, exc)
+                continue
+            self._by_model.setdefault(profile.model_id, profile)
+
+    @staticmethod
+    def _other_homes(serving: HermesHome) -> list[HermesHome]:
+        homes = []
+        if serving.profile != DEFAULT_PROFILE:
+            homes.append(HermesHome(serving.root, DEFAULT_PROFILE))
+        folder: Path = serving.root / "profiles"
+        if folder.is_dir():
+            for child in sorted(folder.iterdir()):
+                try:
+                    name = validate_profile_name(child.name)
+                except Exception:
+                    continue
+                if child.is_dir() and name != serving.profile:
+                    homes.append(HermesHome(serving.root, name))
+        return homes
+
+    def models(self) -> list[Profile]:
+        return list(self._by_model.values())
+
+    def get(self, model: str | None) -> Profile | None:
+        """The profile a request's ``model`` names; empty means the serving profile."""
+        if not model:
+            return self.serving
+        return self._by_model.get(model)
