@@ -18,7 +18,14 @@ from typing import Any
 
 from .hookspecs import hookimpl
 
-__all__ = ["ContextEngine", "Summarizer", "estimate_tokens"]
+__all__ = ["HANDOFF_MARKER", "MARKER_KEY", "ContextEngine", "Summarizer", "estimate_tokens"]
+
+#: The message field that names a marker the kernel or its engine inserted. It is
+#: stored with the message (``messages.marker``) and never sent to a provider, so
+#: no text a user pastes or a tool returns can pose as one.
+MARKER_KEY = "marker"
+#: ``message[MARKER_KEY]`` of the message that carries an engine's handoff note.
+HANDOFF_MARKER = "handoff"
 
 #: ``summarizer(system, prompt, max_tokens) -> text``: one model call made for the
 #: engine by the kernel (the auxiliary summary model, falling back once to the

@@ -69,7 +69,7 @@ class ThresholdEngine(ContextEngine):
         body, previous, floor = extract_handoff(messages[1:] if system else messages)
         bounds = find_boundaries(
             body,
-            protect_first_n=0 if previous is not None else self.protect_first_n,
+            protect_first_n=self.protect_first_n,  # the head stays protected across compressions
             tail_budget=self.tail_budget_tokens,
             min_tail_start=floor,
         )

@@ -32,7 +32,7 @@ from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
 from ..tools import CARRY_OVER_KEY, ToolContext
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
-from .history import SKIPPED_RESULT, fence_memory_context, repair_history
+from .history import SKIPPED_RESULT, defuse_fences, fence_memory_context, repair_history
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -405,10 +405,11 @@ class Agent:
     def _request_messages(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         messages = [{"role": "system", "content": self.system_prompt or ""}]
         for index, message in enumerate(self.messages):
+            wire = _wire_message(message)
             if index == self._turn_index and self._ephemeral:
                 # Recalled context rides on this turn's user message, at request time only.
-                message = {**message, "content": f"{self._ephemeral}\n\n{message['content']}"}
-            messages.append(_wire_message(message))
+                wire["content"] = f"{self._ephemeral}\n\n{wire['content']}"
+            messages.append(wire)
         return messages + extra
 
     def _call_model(self, state: _TurnState, *, with_tools: bool, extra: list[dict[str, Any]]) -> CallOutcome:
@@ -582,5 +583,8 @@ _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "rea
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A stored message as providers take it: bookkeeping fields dropped."""
-    return {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
+    """A stored message as providers take it: bookkeeping fields dropped, imitated fences defused."""
+    wire = {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
+    if wire["role"] in ("user", "tool"):
+        wire["content"] = defuse_fences(wire["content"])
+    return wire
