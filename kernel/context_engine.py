@@ -18,7 +18,7 @@ from typing import Any
 
 from .hookspecs import hookimpl
 
-__all__ = ["HANDOFF_MARKER", "MARKER_KEY", "ContextEngine", "Summarizer", "estimate_tokens"]
+__all__ = ["HANDOFF_MARKER", "IMAGE_TOKENS", "MARKER_KEY", "ContextEngine", "Summarizer", "estimate_tokens"]
 
 #: The message field that names a marker the kernel or its engine inserted. It is
 #: stored with the message (``messages.marker``) and never sent to a provider, so
@@ -34,17 +34,35 @@ HANDOFF_MARKER = "handoff"
 Summarizer = Callable[[str, str, int], str]
 
 _CHARS_PER_TOKEN = 4
+#: What one image costs, whatever its base64 size (providers bill images by pixels, not bytes).
+IMAGE_TOKENS = 1_500
+_IMAGE_PARTS = frozenset({"image_url", "image", "input_image"})
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        chars = 0
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS:
+                chars += IMAGE_TOKENS * _CHARS_PER_TOKEN  # never the base64 data as if it were text
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                chars += len(part["text"]) + 16
+            else:
+                chars += len(json.dumps(part, ensure_ascii=False))
+        return chars
+    return 0 if content is None else len(json.dumps(content, ensure_ascii=False))
 
 
 def estimate_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """A rough token count (characters / 4) of messages and tool schemas, for preflight checks."""
+    """A rough token count (characters / 4) of messages and tool schemas, for preflight checks.
+
+    Each image part counts :data:`IMAGE_TOKENS`, however long its base64 data.
+    """
     chars = 0
     for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            chars += len(content)
-        elif content is not None:
-            chars += len(json.dumps(content, ensure_ascii=False))
+        chars += _content_chars(message.get("content"))
         if message.get("tool_calls"):
             chars += len(json.dumps(message["tool_calls"], ensure_ascii=False))
         chars += 16  # role and framing

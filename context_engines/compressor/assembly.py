@@ -167,9 +167,9 @@ def _marked(role: str, block: str) -> dict[str, Any]:
     return {"role": role, "content": block, MARKER_KEY: HANDOFF_MARKER}
 
 
-def with_system_note(system: dict[str, Any]) -> dict[str, Any]:
-    """The system message with the one-time "earlier turns were compacted" note."""
+def with_system_note(system: dict[str, Any], note: str = SYSTEM_NOTE) -> dict[str, Any]:
+    """The system message with the one-time note of what the compaction did."""
     content = system.get("content")
     if isinstance(content, str):
-        return system if SYSTEM_NOTE in content else {**system, "content": f"{content}\n\n{SYSTEM_NOTE}".strip()}
+        return system if note in content else {**system, "content": f"{content}\n\n{note}".strip()}
     return system
