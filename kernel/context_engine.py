@@ -112,6 +112,8 @@ class ContextEngine(ABC):
         #: Set by :meth:`compress` to tell the model earlier turns were compacted;
         #: the kernel adds it to the system prompt it rebuilds after the compression.
         self.system_note: str | None = None
+        #: The latest compression's fidelity probe (:mod:`hermes.kernel.fidelity`), or None.
+        self.last_fidelity: dict[str, Any] | None = None
         self.update_model(model, context_length)
 
     # --- required ----------------------------------------------------------------
@@ -156,6 +158,26 @@ class ContextEngine(ABC):
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.compression_count = 0
+
+    def skip_reason(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why :meth:`compress` would leave ``messages`` unchanged, or None to go ahead.
+
+        Asked before ``on_pre_compress`` fires, so a ``/compress`` with nothing to
+        do says why in one line and no listener runs for nothing.
+        """
+        return None
+
+    def handoff_note(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        """The note a compression left in ``messages`` (the message marked ``handoff``), or None."""
+        for message in messages:
+            if message.get(MARKER_KEY) == HANDOFF_MARKER:
+                content = message.get("content")
+                return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        return None
+
+    def replace_handoff(self, messages: Sequence[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+        """``messages`` with the note replaced by ``text`` (the user edited it in review)."""
+        return [{**m, "content": text} if m.get(MARKER_KEY) == HANDOFF_MARKER else m for m in messages]
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools the engine offers the model (OpenAI Chat schemas); none by default."""
