@@ -55,6 +55,18 @@ def _content_chars(content: Any) -> int:
     return 0 if content is None else len(json.dumps(content, ensure_ascii=False))
 
 
+def _calls_chars(calls: Any) -> int:
+    # The usual shape is measured without serialising it (this runs over every message).
+    chars = 0
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            return len(json.dumps(calls, ensure_ascii=False, default=str))
+        chars += len(arguments) + arguments.count('"') + len(str(function.get("name") or "")) + len(str(call.get("id") or "")) + 60
+    return chars
+
+
 def estimate_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
     """A rough token count (characters / 4) of messages and tool schemas, for preflight checks.
 
@@ -63,8 +75,9 @@ def estimate_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str
     chars = 0
     for message in messages:
         chars += _content_chars(message.get("content"))
-        if message.get("tool_calls"):
-            chars += len(json.dumps(message["tool_calls"], ensure_ascii=False))
+        calls = message.get("tool_calls")
+        if calls:
+            chars += _calls_chars(calls)
         chars += 16  # role and framing
     if tools:
         chars += len(json.dumps(list(tools), ensure_ascii=False))

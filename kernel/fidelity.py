@@ -37,9 +37,9 @@ _IDENT = re.compile(
     r"|\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b"  # PascalCase
 )
 _NUMBER = re.compile(r"(?<![\w.])(?:\d+\.\d+(?:\.\d+)+|\d{3,}(?:\.\d+)?)(?![\w.])")
-_ERROR = re.compile(r"[^\n]*\b(?:[A-Z]\w*(?:Error|Exception)\b|error:|fatal:|FAILED\b|failed:)[^\n]*", re.I)
-_CONSTRAINT = re.compile(r"\b(?:always|never|don't|do not|must|prefer|avoid|only use|make sure|keep)\b", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]+")
+_ERROR = re.compile(r"(?:\b[A-Z]\w*(?:Error|Exception)\b|\berror:|\bfatal:|\bFAILED\b|\bfailed:)[^\n]*")
+_CONSTRAINT = re.compile(r"\b(?:always|never|don't|do not|must|prefer|avoid|only use|make sure)\b", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")  # a dot inside src/app.py ends no sentence
 _WORD = re.compile(r"\w{4,}")
 _KEPT_SHARE = 0.6  # a constraint is kept when this share of its words survives (summaries paraphrase)
 
@@ -132,9 +132,9 @@ def needed_facts(messages: Sequence[dict[str, Any]], *, turns: int = RECENT_TURN
         for match in _NUMBER.finditer(text):
             _add(found, counts, "number", match.group(0))
         if message.get("role") == "user":
-            for sentence in _SENTENCE.finditer(text):
-                if _CONSTRAINT.search(sentence.group(0)):
-                    _add(found, counts, "constraint", sentence.group(0)[:200])
+            for sentence in _SENTENCE_END.split(text):
+                if _CONSTRAINT.search(sentence):
+                    _add(found, counts, "constraint", sentence.rstrip(".!?")[:200])
     return list(found.values())
 
 
@@ -174,11 +174,11 @@ def probe(
 def facts_block(missing: Sequence[Fact], *, limit_chars: int = 4_000) -> str:
     """The short "facts kept verbatim" section appended to a handoff note."""
     lines = ["## Facts kept verbatim", "(the compaction would have lost these; they are copied from the conversation)"]
-    used = sum(len(line) for line in lines)
+    used = sum(len(line) + 1 for line in lines)
     for fact in missing:
         line = f"- {fact.kind}: {fact.text}"
-        if used + len(line) > limit_chars:
+        if used + len(line) + 1 > limit_chars:
             break
         lines.append(line)
-        used += len(line)
+        used += len(line) + 1
     return "\n".join(lines)

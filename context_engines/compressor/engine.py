@@ -78,16 +78,21 @@ class Compressor(ThresholdEngine):
         if not sections.middle:
             return list(messages)  # nothing older than what must stay: leave it alone
         active = text_of(cut.body[cut.newest]) if cut.newest is not None else None
-        tokens = max(current_tokens or 0, estimate_tokens(messages))
         self.fallback_used = False
-        summary = self._summarise(sections.middle, cut.previous, focus_topic, active, tokens)
+        tokens = current_tokens or 0
+        if self.guard.in_cooldown() and not self.near_overflow(tokens):
+            tokens = max(tokens, estimate_tokens(messages))  # only then does the exact size matter
+        prepared: dict[str, Any] = {}  # the serialised middle, shared by the first call and the retry
+        summary = self._summarise(sections.middle, cut.previous, focus_topic, active, tokens, prepared=prepared)
         if summary is None:
             return list(messages)
 
         def retry(missing: list[Fact]) -> str | None:
             if self.fallback_used or self.summarizer is None:
                 return None  # a mechanical list is not asked again; the verbatim block follows
-            return self._summarise(sections.middle, cut.previous, focus_topic, active, tokens, must_keep=missing)
+            return self._summarise(
+                sections.middle, cut.previous, focus_topic, active, tokens, must_keep=missing, prepared=prepared
+            )
 
         summary, result = self.checked_assembly(cut, summary, retry)
         record = self.finish(messages, result, cut.system)
@@ -114,6 +119,7 @@ class Compressor(ThresholdEngine):
         active: str | None,
         tokens: int,
         must_keep: Sequence[Fact] = (),
+        prepared: dict[str, Any] | None = None,
     ) -> str | None:
         """The summary text; a labelled fallback when the model may not or could not write it;
         None when the messages must stay unchanged."""
@@ -124,7 +130,10 @@ class Compressor(ThresholdEngine):
             if not self.near_overflow(tokens):
                 return None  # wait for the model rather than replace its summary with a list
             return self._fallback(middle, previous, active, "the summary model is resting after a failure and the window is nearly full")
-        budget = summary_budget(estimate_tokens(middle), self.context_length)
+        prepared = {} if prepared is None else prepared
+        if "budget" not in prepared:
+            prepared["budget"] = summary_budget(estimate_tokens(middle), self.context_length)
+        budget = prepared["budget"]
         window = int(getattr(self.summarizer, "context_length", 0) or self.context_length)
         cap_chars = summary_input_cap(window, int(setting(self.config, "compression.summary_input_tokens", 60_000))) * _CHARS_PER_TOKEN
         pieces: dict[str, Any] = {
@@ -136,8 +145,15 @@ class Compressor(ThresholdEngine):
             "must_keep": [redact(str(f)) for f in must_keep],
             "cap_chars": cap_chars,
         }
-        frame = len(build_prompt("", **pieces)) + len(PREAMBLE)
-        prompt = build_prompt(redact(serialize(middle, max(1_000, cap_chars - frame))), **pieces)
+        conversation = prepared.get("conversation")
+        if conversation is None:
+            # Room is kept for a retry's list of missing facts (a tenth of the cap), so the
+            # conversation is serialised and redacted once for both calls.
+            frame = len(build_prompt("", **{**pieces, "must_keep": ()})) + len(PREAMBLE) + cap_chars // 10
+            conversation = prepared["conversation"] = redact(serialize(middle, max(1_000, cap_chars - frame)))
+        prompt = build_prompt(conversation, **pieces)
+        if not must_keep:
+            self.last_error = None  # this attempt's own trouble is recorded below or by _call
         try:
             text = self._call(prompt, budget)
         except Exception as error:  # a ProviderError, or anything a third-party summarizer raises
@@ -155,8 +171,6 @@ class Compressor(ThresholdEngine):
             self.last_error = f"the summary model returned nothing (it rests {rest:.0f} s)"
             return None if must_keep else self._fallback(middle, previous, active, "the summary model returned nothing")
         self.guard.succeeded()
-        if not must_keep:
-            self.last_error = None
         return text
 
     def _call(self, prompt: str, budget: int) -> str:

@@ -98,26 +98,35 @@ def _render(message: dict[str, Any]) -> str:
 
 def serialize(messages: Sequence[dict[str, Any]], cap_chars: int) -> str:
     """The conversation as plain text, at most ``cap_chars``: when too long, the newest part wins
-    and the start is kept briefly, with a marker where messages were left out."""
-    rendered = [_render(m) for m in messages]
-    total = sum(len(r) + 2 for r in rendered)
-    if total <= cap_chars:
-        return "\n\n".join(rendered)
-    head_cap = cap_chars // 5
-    head: list[str] = []
+    and the start is kept briefly, with a marker where messages were left out.
+
+    Messages are rendered from both ends only as far as the cap reaches, so a huge
+    middle that is left out anyway costs nothing.
+    """
+    tail: list[str] = []  # newest first
     used = 0
-    for text in rendered:
-        if used + len(text) + 2 > head_cap:
-            break
-        head.append(text)
-        used += len(text) + 2
-    tail: list[str] = []
-    for text in reversed(rendered[len(head) :]):
-        if used + len(text) + 2 > cap_chars - 80:
+    end = len(messages)
+    while end > 0:
+        text = _render(messages[end - 1])
+        if used + len(text) + 2 > cap_chars:
             break
         tail.append(text)
         used += len(text) + 2
-    left_out = len(rendered) - len(head) - len(tail)
+        end -= 1
+    if end == 0:
+        return "\n\n".join(reversed(tail))
+    head: list[str] = []
+    head_used = 0
+    while len(head) < end:
+        text = _render(messages[len(head)])
+        if head_used + len(text) + 2 > cap_chars // 5:
+            break
+        head.append(text)
+        head_used += len(text) + 2
+    while tail and head_used + used > cap_chars - 80:  # make room for the head: the oldest of the tail go
+        used -= len(tail.pop()) + 2
+        end += 1
+    left_out = end - len(head)
     return "\n\n".join([*head, f"[… {left_out} messages left out to fit the summary model …]", *reversed(tail)])
 
 
