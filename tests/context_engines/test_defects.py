@@ -130,13 +130,15 @@ def test_the_head_stays_protected_after_the_first_summary() -> None:
 
 
 def test_the_tail_floor_comes_from_config_and_defaults_to_20() -> None:
-    messages = chat(14, 400)
+    messages = chat(14, 200)  # 20 messages fit in three tail budgets: the floor holds
     default = Compressor(context_length=8_000, summarizer=Recorder())
     out = default.compress(messages)
     kept_verbatim = len(out) - 1 - next(i for i, m in enumerate(out) if m.get("marker") == "handoff")
     assert kept_verbatim >= 20
     small = Compressor(context_length=8_000, summarizer=Recorder(), config={"compression.tail_min_messages": 3})
     assert len(small.compress(messages)) < len(out)
+    huge = chat(4, 2_000)  # a few huge messages: the floor gives way so something can be compressed
+    assert default.skip_reason(huge) is None
 
 
 def test_compression_can_be_turned_off() -> None:
