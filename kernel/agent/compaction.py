@@ -64,7 +64,7 @@ def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool
     messages = list(agent.messages)
     skip = engine.skip_reason(messages)
     if skip:
-        return _unchanged(agent, skip)
+        return _unchanged(agent, skip, quiet=not manual and skip == agent.compress_note)
     before = estimate_tokens(agent._request_messages([]), agent.tools.schemas())
     agent._emit("status", f"compacting context… ({before:,} tokens)")
     recalled = agent.host.call("on_pre_compress", session_id=session_id, messages=messages)
@@ -111,7 +111,10 @@ def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool
     return True
 
 
-def _unchanged(agent: Agent, why: str) -> bool:
+def _unchanged(agent: Agent, why: str, *, quiet: bool = False) -> bool:
+    # ``quiet``: an automatic check repeating the last reason (a resting summary model, step
+    # after step) is said once, not on every step of the turn.
     agent.compress_note = why
-    agent._emit("status", f"context left as it was: {why}")
+    if not quiet:
+        agent._emit("status", f"context left as it was: {why}")
     return False

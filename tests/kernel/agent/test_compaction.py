@@ -138,3 +138,24 @@ def test_sub_agents_get_an_engine_of_their_own(make_agent) -> None:
         assert engine.compression_count == 0  # its own state
     finally:
         child.close()
+
+
+def test_a_resting_summary_model_is_reported_once_not_on_every_step(make_agent, store) -> None:
+    from hermes.kernel import ProviderError
+
+    calls: list[int] = []
+
+    def failing(system: str, prompt: str, max_tokens: int) -> str:
+        calls.append(max_tokens)
+        raise ProviderError("timeout", "summary model down")
+
+    events: list[Any] = []
+    engine = Compressor(context_length=32_000, summarizer=failing)  # ~18,000 tokens: far from overflowing
+    _, agent = resumed(make_agent, store, engine, PluginHost(load_plugins=""), events)
+    assert agent.compress() is False  # the call fails: the messages stay
+    for _ in range(5):  # the next steps of the turn
+        assert agent.compress() is False
+    assert len(calls) == 1
+    resting = [e.text for e in events if "resting" in e.text]
+    assert len(resting) == 1
+    assert agent.compress(manual=True) is False and "resting" in agent.compress_note  # /compress says why
