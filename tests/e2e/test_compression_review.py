@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from hermes.kernel.testing import FakeModelServer, Reply
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 
@@ -68,6 +70,8 @@ def test_review_cancel_keeps_the_old_context(fake_model_server: FakeModelServer,
     assert "not compressed: compression cancelled in review; the context stays as it was" in result.stderr
     (session,) = json.loads(hermes("sessions", "list", "--json").stdout)
     assert session["end_reason"] == "user_exit"
+    unknown = hermes("sessions", "handoff", "nope")
+    assert unknown.returncode == 1 and unknown.stderr.strip() == "error: no session 'nope'; see `hermes sessions list`"
     missing = hermes("sessions", "handoff", session["id"])
     assert missing.returncode == 1
     assert missing.stderr.strip().splitlines() == [
@@ -75,11 +79,17 @@ def test_review_cancel_keeps_the_old_context(fake_model_server: FakeModelServer,
     ]
 
 
-def test_a_failing_editor_is_reported_and_the_note_can_still_be_accepted(fake_model_server: FakeModelServer, tmp_path: Path, hermes) -> None:
-    env = _env(fake_model_server, _editor(tmp_path, "broken", code=3))
+@pytest.mark.parametrize("editor", ["exits 3", "missing"])
+def test_a_failing_editor_is_reported_and_the_note_can_still_be_accepted(
+    fake_model_server: FakeModelServer, tmp_path: Path, hermes, editor: str
+) -> None:
+    command = _editor(tmp_path, "broken", code=3) if editor == "exits 3" else str(tmp_path / "no-such-editor")
+    env = _env(fake_model_server, command)
     result = _chat(fake_model_server, tmp_path, env, "/compress --review\ne\na\n")
     assert result.returncode == 0, result.stderr
-    assert "exited with 3; the note is unchanged" in result.stderr and "compressed; now" in result.stderr
+    said = "exited with 3; the note is unchanged" if editor == "exits 3" else "could not start the editor"
+    assert said in result.stderr and "compressed; now" in result.stderr
+    assert "Traceback" not in result.stderr
     sessions = json.loads(hermes("sessions", "list", "--json").stdout)
     child = next(s for s in sessions if s["parent_session_id"])
     record = json.loads(hermes("sessions", "handoff", child["id"], "--json").stdout)
