@@ -87,11 +87,13 @@ class ThresholdEngine(ContextEngine):
 
     def skip_reason(self, messages: list[dict[str, Any]]) -> str | None:
         """Why :meth:`compress` would leave ``messages`` as they are, asked before any hook fires."""
-        cut = self.cut(messages)
-        if not cut.sections.middle:
-            kept = estimate_tokens(cut.body)
+        system = messages[0] if messages and messages[0].get("role") == "system" else None
+        body, _, floor = extract_handoff(messages[1:] if system else messages)
+        bounds = self._boundaries(body, floor)
+        if not split(body, bounds).middle:  # the same cut as compress, without pruning first
+            kept = estimate_tokens(body)
             return (
-                f"nothing to compress yet: the conversation ({kept:,} tokens, {len(cut.body)} messages) is all "
+                f"nothing to compress yet: the conversation ({kept:,} tokens, {len(body)} messages) is all "
                 f"protected head (first {self.protect_first_n}) and recent tail (at least {self.tail_min_messages} "
                 f"messages or {self.tail_budget_tokens:,} tokens)"
             )
@@ -111,13 +113,7 @@ class ThresholdEngine(ContextEngine):
         """Phases 1 and 2, shared by both engines: find head and tail, prune what lies between."""
         system = messages[0] if messages and messages[0].get("role") == "system" else None
         body, previous, floor = extract_handoff(messages[1:] if system else messages)
-        bounds = find_boundaries(
-            body,
-            protect_first_n=self.protect_first_n,  # the head stays protected across compressions
-            tail_budget=self.tail_budget_tokens,
-            min_tail=self.tail_min_messages,
-            min_tail_start=floor,
-        )
+        bounds = self._boundaries(body, floor)
         newest = last_index(body, "user")
         pruned = prune(body, bounds.head_end, bounds.tail_start, keep={newest} if newest is not None else ())
         return Cut(system, body, previous, newest, pruned, split(pruned, bounds, original=body))
@@ -183,6 +179,15 @@ class ThresholdEngine(ContextEngine):
                 message = {**message, "content": _content_with_block(rest, handoff_block(text, inline=inline))}
             out.append(message)
         return out
+
+    def _boundaries(self, body: list[dict[str, Any]], floor: int) -> Any:
+        return find_boundaries(
+            body,
+            protect_first_n=self.protect_first_n,  # the head stays protected across compressions
+            tail_budget=self.tail_budget_tokens,
+            min_tail=self.tail_min_messages,
+            min_tail_start=floor,
+        )
 
     def finish(
         self, messages: list[dict[str, Any]], result: list[dict[str, Any]], system: dict[str, Any] | None, *,

@@ -74,7 +74,8 @@ def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool
     error = (engine.get_status() or {}).get("last_error")
     if compressed == agent.messages:
         return _unchanged(agent, f"the summary failed ({error})" if error else "the context engine left it as it was")
-    fidelity = dict(engine.last_fidelity) if isinstance(engine.last_fidelity, dict) else None
+    probe = getattr(engine, "last_fidelity", None)  # an engine that skipped ContextEngine.__init__ has none
+    fidelity = dict(probe) if isinstance(probe, dict) else None
     edited = False
     reviewer = _review_wanted(agent, review)
     if reviewer is not None:
