@@ -109,6 +109,10 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
         typer.echo(f"  lineage: {sid} <- {chain}")
     for child in lineage["children"]:
         typer.echo(f"  child: {child['id']} {child['title'] or ''}".rstrip())
+    if compaction is not None and compaction["session_id"] == sid:
+        score = "no probe" if compaction["fidelity"] is None else f"fidelity {compaction['fidelity']:.2f}"
+        typer.echo(f"  compacted from {compaction['parent_session_id']}: {score}, {len(compaction['missing'])} missing"
+                   f"{', note edited' if compaction['edited'] else ''} (hermes sessions handoff {sid})")  # fmt: skip
     typer.echo("")
     from ..store.export import content_text
 

@@ -59,6 +59,8 @@ def test_review_edit_in_editor_becomes_the_summary(fake_model_server: FakeModelS
     assert any("edited by the user" in json.dumps(m["content"]) for m in data["messages"])
     last = fake_model_server.requests[-1].body["messages"]
     assert any("edited by the user" in json.dumps(m) for m in last)  # the model continued from the edit
+    plain = hermes("sessions", "show", child["id"]).stdout
+    assert f"compacted from {parent['id']}: fidelity" in plain and "note edited" in plain
     text = hermes("sessions", "handoff", parent["id"])  # the ended session finds its compression too
     assert text.returncode == 0 and "edited in review" in text.stdout and "edited by the user" in text.stdout
 
