@@ -11,18 +11,25 @@ from hermes.kernel.fidelity import Fact
 
 from .._digest import digest
 from .._messages import text_of
+from .assembly import SYSTEM_NOTE
 from .budget import setting, summary_budget, summary_input_cap
 from .failures import NO_MODEL_COOLDOWN, failure_action
 from .summary import PREAMBLE, build_prompt, redact, serialize
 from .trigger import ThresholdEngine
 
-__all__ = ["Compressor"]
+__all__ = ["FALLBACK_NOTE", "HEADROOM", "Compressor"]
 
 log = logging.getLogger(__name__)
 
 _CHARS_PER_TOKEN = 4
 #: ``max_tokens`` of the summary call over the budget the template states (models overshoot).
 HEADROOM = 1.3
+#: The system prompt's note when no summary could be written and a mechanical list stands in.
+FALLBACK_NOTE = (
+    "Note: earlier turns of this conversation were replaced, to save space, by a mechanical list of what they "
+    "held (the summary model failed), not a summary; ask the user if something you need is missing, and work "
+    "on the latest user message."
+)
 _CUT_OFF = "[This note was cut off by the summary model's output limit; its last sections may be missing.]"
 
 
@@ -95,7 +102,7 @@ class Compressor(ThresholdEngine):
             )
 
         summary, result = self.checked_assembly(cut, summary, retry)
-        record = self.finish(messages, result, cut.system)
+        record = self.finish(messages, result, cut.system, note=FALLBACK_NOTE if self.fallback_used else SYSTEM_NOTE)
         self.last_compression = {
             "messages_before": len(messages),
             "messages_after": len(result),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes.context_engines.compressor import Compressor
+from hermes.context_engines.compressor.engine import FALLBACK_NOTE
 from hermes.context_engines.compressor.assembly import SYSTEM_NOTE
 from hermes.context_engines.masking import DROPPED_NOTE, MASKED_NOTE, Masking
 from hermes.kernel import ProviderError
@@ -112,6 +113,7 @@ def test_an_empty_summary_sets_last_error_and_flags_the_fallback() -> None:
     status = engine.get_status()
     assert status["last_error"] and "returned nothing" in status["last_error"]
     assert status["last_compression"]["fallback"] is True
+    assert engine.system_note == FALLBACK_NOTE and "not a summary" in FALLBACK_NOTE  # the prompt says so too
 
 
 def test_images_count_as_a_fixed_cost_not_their_base64_length() -> None:
