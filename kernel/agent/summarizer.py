@@ -53,7 +53,7 @@ def make_summarizer(routes: Sequence[ModelRoute], context_length: int | None = N
                     raise
                 log.warning("summary model %s failed (%s); using %s once", route.label, error.reason, chain[index + 1].label)
                 continue
-            return SummaryText.of(response.text, getattr(response, "finish_reason", None))
+            return SummaryText.of(response.text or "", getattr(response, "finish_reason", None))
         raise AssertionError("unreachable")
 
     summarize.context_length = context_length or context_length_for(chain[0].model)  # type: ignore[attr-defined]
