@@ -67,9 +67,17 @@ DEFAULTS: dict[str, Any] = {
         "engine": "compressor",
     },
     "compression": {
+        # false: never compress automatically (/compress and a context-overflow error still do).
+        "enabled": True,
         "threshold": 0.50,
         "target_ratio": 0.20,
         "protect_first_n": 3,
+        # The newest messages always kept verbatim (the seeds keep 20); at least 3.
+        "tail_min_messages": 20,
+        # Below this fidelity score (0-1) the summary is asked again, then missing facts are kept verbatim.
+        "min_fidelity": 0.85,
+        # ask: show each compaction's note in the REPL to accept, edit or cancel; off: never.
+        "review": "off",
         # Tokens of conversation the summary model is sent at most (never over 60% of the window).
         "summary_input_tokens": 60_000,
     },

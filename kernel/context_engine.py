@@ -18,7 +18,14 @@ from typing import Any
 
 from .hookspecs import hookimpl
 
-__all__ = ["ContextEngine", "Summarizer", "estimate_tokens"]
+__all__ = ["HANDOFF_MARKER", "IMAGE_TOKENS", "MARKER_KEY", "ContextEngine", "Summarizer", "estimate_tokens"]
+
+#: The message field that names a marker the kernel or its engine inserted. It is
+#: stored with the message (``messages.marker``) and never sent to a provider, so
+#: no text a user pastes or a tool returns can pose as one.
+MARKER_KEY = "marker"
+#: ``message[MARKER_KEY]`` of the message that carries an engine's handoff note.
+HANDOFF_MARKER = "handoff"
 
 #: ``summarizer(system, prompt, max_tokens) -> text``: one model call made for the
 #: engine by the kernel (the auxiliary summary model, falling back once to the
@@ -27,19 +34,50 @@ __all__ = ["ContextEngine", "Summarizer", "estimate_tokens"]
 Summarizer = Callable[[str, str, int], str]
 
 _CHARS_PER_TOKEN = 4
+#: What one image costs, whatever its base64 size (providers bill images by pixels, not bytes).
+IMAGE_TOKENS = 1_500
+_IMAGE_PARTS = frozenset({"image_url", "image", "input_image"})
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        chars = 0
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in _IMAGE_PARTS:
+                chars += IMAGE_TOKENS * _CHARS_PER_TOKEN  # never the base64 data as if it were text
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                chars += len(part["text"]) + 16
+            else:
+                chars += len(json.dumps(part, ensure_ascii=False))
+        return chars
+    return 0 if content is None else len(json.dumps(content, ensure_ascii=False))
+
+
+def _calls_chars(calls: Any) -> int:
+    # The usual shape is measured without serialising it (this runs over every message).
+    chars = 0
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        if not isinstance(arguments, str):
+            return len(json.dumps(calls, ensure_ascii=False, default=str))
+        chars += len(arguments) + arguments.count('"') + len(str(function.get("name") or "")) + len(str(call.get("id") or "")) + 60
+    return chars
 
 
 def estimate_tokens(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] = ()) -> int:
-    """A rough token count (characters / 4) of messages and tool schemas, for preflight checks."""
+    """A rough token count (characters / 4) of messages and tool schemas, for preflight checks.
+
+    Each image part counts :data:`IMAGE_TOKENS`, however long its base64 data.
+    """
     chars = 0
     for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            chars += len(content)
-        elif content is not None:
-            chars += len(json.dumps(content, ensure_ascii=False))
-        if message.get("tool_calls"):
-            chars += len(json.dumps(message["tool_calls"], ensure_ascii=False))
+        chars += _content_chars(message.get("content"))
+        calls = message.get("tool_calls")
+        if calls:
+            chars += _calls_chars(calls)
         chars += 16  # role and framing
     if tools:
         chars += len(json.dumps(list(tools), ensure_ascii=False))
@@ -87,6 +125,8 @@ class ContextEngine(ABC):
         #: Set by :meth:`compress` to tell the model earlier turns were compacted;
         #: the kernel adds it to the system prompt it rebuilds after the compression.
         self.system_note: str | None = None
+        #: The latest compression's fidelity probe (:mod:`hermes.kernel.fidelity`), or None.
+        self.last_fidelity: dict[str, Any] | None = None
         self.update_model(model, context_length)
 
     # --- required ----------------------------------------------------------------
@@ -131,6 +171,26 @@ class ContextEngine(ABC):
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
         self.compression_count = 0
+
+    def skip_reason(self, messages: list[dict[str, Any]]) -> str | None:
+        """Why :meth:`compress` would leave ``messages`` unchanged, or None to go ahead.
+
+        Asked before ``on_pre_compress`` fires, so a ``/compress`` with nothing to
+        do says why in one line and no listener runs for nothing.
+        """
+        return None
+
+    def handoff_note(self, messages: Sequence[dict[str, Any]]) -> str | None:
+        """The note a compression left in ``messages`` (the message marked ``handoff``), or None."""
+        for message in messages:
+            if message.get(MARKER_KEY) == HANDOFF_MARKER:
+                content = message.get("content")
+                return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        return None
+
+    def replace_handoff(self, messages: Sequence[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+        """``messages`` with the note replaced by ``text`` (the user edited it in review)."""
+        return [{**m, "content": text} if m.get(MARKER_KEY) == HANDOFF_MARKER else m for m in messages]
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools the engine offers the model (OpenAI Chat schemas); none by default."""

@@ -63,6 +63,21 @@ def on_pre_compress(session_id: str, messages: list[dict[str, Any]]) -> str | No
     """
 
 
+@hookspec
+def on_post_compress(session_id: str, new_session_id: str, fidelity: dict[str, Any] | None) -> None:
+    """Fires after a compression rotated the session, with the fidelity probe's verdict.
+
+    :param session_id: the session that ended with ``compression``.
+    :param new_session_id: the session that continues it with the compacted history.
+    :param fidelity: the probe's result, or None when the engine reports none:
+        ``score`` (0 to 1), ``checked``, ``missing`` (``"kind: text"`` items the new
+        context lacks), ``summary_score`` and ``summary_missing`` (before any retry),
+        ``retried``, ``restored`` (facts appended verbatim) and ``edited`` (a reviewed edit).
+
+    The return value is ignored.
+    """
+
+
 # --- sessions -----------------------------------------------------------------
 
 

@@ -4,12 +4,16 @@ A result over ``per_result`` characters is saved to ``results/<call-id>.txt``
 and replaced by a preview that says where the rest is and how to read it.
 When one step's results together pass ``per_step``, the largest are saved
 first until the step fits. Tools that opt out (``read_file``) are never saved:
-a saved read would only be read back, in a loop.
+a saved read would only be read back, in a loop. A result is saved at most
+once (saving its preview again would overwrite the full output), and when the
+save fails (disk full, read-only home) the result is cut inline instead, its
+start and end kept, so the turn goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +25,7 @@ from .tool_registry import ToolRegistry, ToolResult
 __all__ = ["ResultBudget", "safe_result_name"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+log = logging.getLogger(__name__)
 
 
 def safe_result_name(call_id: str) -> str:
@@ -44,16 +49,18 @@ class ResultBudget:
 
     def apply(self, results: Sequence[ToolResult], registry: ToolRegistry) -> list[ToolResult]:
         """Spill what is too big, in place, and return the results."""
+        done: set[int] = set()  # by identity: a result is saved (or cut) once, never its preview again
 
         def spillable(result: ToolResult) -> bool:
             tool = registry.get(result.name)
-            return tool is None or tool.spill_large_results
+            return id(result) not in done and (tool is None or tool.spill_large_results)
 
         for result in results:
             tool = registry.get(result.name)
             limit = (tool.max_result_chars if tool and tool.max_result_chars else None) or self.per_result
             if len(result.content) > limit and spillable(result):
                 self._spill(result)
+                done.add(id(result))
         total = sum(len(r.content) for r in results)
         for result in sorted(results, key=lambda r: len(r.content), reverse=True):
             if total <= self.per_step:
@@ -61,6 +68,7 @@ class ResultBudget:
             if spillable(result) and len(result.content) > self.preview_chars:
                 before = len(result.content)
                 self._spill(result)
+                done.add(id(result))
                 total -= before - len(result.content)
         return list(results)
 
@@ -69,8 +77,19 @@ class ResultBudget:
         if path.parent != self.results_dir.resolve():  # belt and braces for the name check
             raise ValueError(f"result path escapes {self.results_dir}")
         content = result.content
-        atomic_write(path, content, mode=0o600)
         lines = content.count("\n") + 1
+        try:
+            atomic_write(path, content, mode=0o600)
+        except OSError as error:
+            log.warning("could not save the output of %s to %s: %s; cutting it inline", result.name, path, error)
+            keep = self.preview_chars
+            result.content = (
+                f"[output of {result.name} was {len(content):,} characters ({lines:,} lines), too large to show "
+                f"whole, and saving it failed ({type(error).__name__}); its first and last {keep:,} characters "
+                f"follow. Run the tool again with a narrower scope for the middle.]\n"
+                f"{content[:keep]}\n… [{len(content) - 2 * keep:,} characters cut] …\n{content[-keep:]}"
+            )
+            return
         result.content = (
             f"[output of {result.name} was {len(content):,} characters ({lines:,} lines), too large "
             f"to show whole; saved to {path}. Read the rest with read_file(path={str(path)!r}, "

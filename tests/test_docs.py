@@ -34,6 +34,7 @@ def test_hookspecs_match_architecture() -> None:
         "on_turn_start",
         "prefetch",
         "on_pre_compress",
+        "on_post_compress",
         "on_session_switch",
         "on_session_end",
         "register_commands",

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hermes.kernel.context_engine import HANDOFF_MARKER, MARKER_KEY
+
 from .._messages import repair_tool_pairs
 
 __all__ = [
@@ -64,6 +66,10 @@ def extract_handoff(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
     """The messages with an earlier handoff block taken out, that block's body (None if none),
     and where the next tail may start at the earliest.
 
+    Only a message marked ``marker: handoff`` holds a handoff: the kernel stores that field
+    with the message and never sends it to a model, so handoff-looking text in a user
+    message or a tool result is ordinary content and stays where it is.
+
     A block that was a message of its own leaves its two neighbours side by side, often with
     the same role; the new block must go between them, so the tail may not start before the
     message that followed it.
@@ -72,32 +78,45 @@ def extract_handoff(messages: Sequence[dict[str, Any]]) -> tuple[list[dict[str, 
     floor = 0
     result: list[dict[str, Any]] = []
     for message in messages:
-        content = message.get("content")
-        block: str | None = None
-        rest: Any = None
-        if isinstance(content, str) and content.startswith(HANDOFF_MARK) and HANDOFF_END in content:
-            block, rest = content, content.split(HANDOFF_END, 1)[1].strip() or None
-        elif isinstance(content, list) and content and isinstance(content[0], dict) and content[0].get("type") == "text":
-            first = content[0].get("text")
-            if isinstance(first, str) and first.startswith(HANDOFF_MARK) and HANDOFF_END in first:
-                block, rest = first, content[1:] or None
-        if block is None:
+        if message.get(MARKER_KEY) != HANDOFF_MARKER:
             result.append(message)
             continue
-        found = _between(block)
+        found, rest = _split_block(message.get("content"))
+        unmarked = {k: v for k, v in message.items() if k != MARKER_KEY}
         if rest or message.get("tool_calls"):
-            result.append({**message, "content": rest})
+            result.append({**unmarked, "content": rest})
         else:
             floor = len(result)
     return result, found, floor
 
 
-def _between(text: str) -> str:
-    block = text.split(HANDOFF_END, 1)[0]
+def _split_block(content: Any) -> tuple[str, Any]:
+    """A marked message's note body and what else it carries (a carrier's own content)."""
+    if isinstance(content, list):
+        first = content[0] if content and isinstance(content[0], dict) else {}
+        text = first.get("text") if first.get("type") == "text" else None
+        if isinstance(text, str):
+            body, rest = _split_text(text)
+            return body, ([{**first, "text": rest}] if rest else []) + list(content[1:]) or None
+        return "", content
+    body, rest = _split_text(content if isinstance(content, str) else "")
+    return body, rest or None
+
+
+def _split_text(text: str) -> tuple[str, str]:
+    # The block's body never holds the end marker (``handoff_block`` escapes it), so the
+    # first end marker is the block's own.
+    if HANDOFF_END not in text:
+        return _between(text), ""
+    block, rest = text.split(HANDOFF_END, 1)
+    return _between(block), rest.strip()
+
+
+def _between(block: str) -> str:
     for prefix in (HANDOFF_PREFIX, HANDOFF_PREFIX_INLINE):
         if block.startswith(prefix):
             return block[len(prefix) :].strip()
-    return block[len(HANDOFF_MARK) :].strip()
+    return block.removeprefix(HANDOFF_MARK).strip()
 
 
 def assemble(
@@ -121,13 +140,13 @@ def assemble(
         # "respond to the message after it". It rides on the next assistant message if it can.
         block = handoff_block(body, inline=True)
         if tail and tail[0]["role"] == "assistant" and before != "assistant":
-            carrier = {**tail[0], "content": _content_with_block(tail[0].get("content"), block)}
+            carrier = {**tail[0], "content": _content_with_block(tail[0].get("content"), block), MARKER_KEY: HANDOFF_MARKER}
             return repair_tool_pairs([*head, carrier, *tail[1:]])
-        return repair_tool_pairs([*head, {"role": "user", "content": block}, *tail])
+        return repair_tool_pairs([*head, _marked("user", block), *tail])
     if pinned is None:
         return repair_tool_pairs([*head, *_place(handoff_block(body), before, tail)])
     if head and head[-1]["role"] in ("user", "tool"):
-        return repair_tool_pairs([*head, {"role": "assistant", "content": handoff_block(body)}, pinned, *tail])
+        return repair_tool_pairs([*head, _marked("assistant", handoff_block(body)), pinned, *tail])
     placed = _place(handoff_block(body, inline=True), "user", tail)
     return repair_tool_pairs([*head, pinned, *placed])
 
@@ -139,14 +158,18 @@ def _place(block: str, before: str | None, tail: Sequence[dict[str, Any]]) -> li
     choices = ["user"] if before is None else ["user", "assistant"]
     role = next((r for r in choices if r != before and r != after), None)
     if role is not None:
-        return [{"role": role, "content": block}, *tail]
+        return [_marked(role, block), *tail]
     first = tail[0]
-    return [{**first, "content": _content_with_block(first.get("content"), block)}, *tail[1:]]
+    return [{**first, "content": _content_with_block(first.get("content"), block), MARKER_KEY: HANDOFF_MARKER}, *tail[1:]]
 
 
-def with_system_note(system: dict[str, Any]) -> dict[str, Any]:
-    """The system message with the one-time "earlier turns were compacted" note."""
+def _marked(role: str, block: str) -> dict[str, Any]:
+    return {"role": role, "content": block, MARKER_KEY: HANDOFF_MARKER}
+
+
+def with_system_note(system: dict[str, Any], note: str = SYSTEM_NOTE) -> dict[str, Any]:
+    """The system message with the one-time note of what the compaction did."""
     content = system.get("content")
     if isinstance(content, str):
-        return system if SYSTEM_NOTE in content else {**system, "content": f"{content}\n\n{SYSTEM_NOTE}".strip()}
+        return system if note in content else {**system, "content": f"{content}\n\n{note}".strip()}
     return system

@@ -58,7 +58,7 @@ def find_boundaries(
 ) -> Boundaries:
     """Head: the first ``protect_first_n`` messages (grown to a cut point). Tail: walked back
     by ``tail_budget`` tokens (one group may overshoot up to 1.5×), at least ``min_tail``
-    messages, holding the newest assistant message with text (unless that would make it
+    messages (3 when those would be over three budgets long), holding the newest assistant message with text (unless that would make it
     three budgets long), never starting with a newest user request that ends the list, and
     never before ``min_tail_start``."""
     total = len(messages)
@@ -67,6 +67,10 @@ def find_boundaries(
     if protect_first_n > 0:
         head_end = next((s for s in starts if s >= protect_first_n), total)
 
+    if min_tail > MIN_TAIL and sum(message_tokens(m) for m in messages[-min_tail:]) > tail_budget * MUST_KEEP_LIMIT:
+        # The message floor is a floor for ordinary turns; a few huge messages near the
+        # window's end must still leave something to compress.
+        min_tail = MIN_TAIL
     tail_start = total
     used = 0
     for start in reversed(starts):

@@ -1,9 +1,13 @@
 """What a failed summary call means, cooldowns, and the anti-thrashing switch.
 
-* An auth or network failure of the summary call: the messages come back
+* Every failed summary call rests the summary model: 60 s, then 600 s while
+  failures repeat. While it rests, compression waits (the messages stay as
+  they are) unless the window is about to overflow; then a plainly labelled
+  mechanical fallback stands in for the summary.
+* An auth or network failure of the call itself: the messages come back
   unchanged (a fallback would destroy context for a problem that may pass).
-* Any other failure: a deterministic fallback replaces the summary and the
-  summary model rests for 60 s; with no summary model at all, 600 s.
+* Any other failure: the labelled fallback replaces the summary. With no
+  summary model at all, the fallback is used and the model "rests" 600 s.
 * Two compressions in a row that each save under 10% switch automatic
   compression off (with a warning) until ``/compress`` or ``/new``.
 """
@@ -18,6 +22,8 @@ from typing import Literal
 __all__ = [
     "LOW_SAVINGS",
     "NO_MODEL_COOLDOWN",
+    "OVERFLOW_SHARE",
+    "REPEAT_COOLDOWN",
     "TRANSIENT_COOLDOWN",
     "CompressionGuard",
     "failure_action",
@@ -26,7 +32,11 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 TRANSIENT_COOLDOWN = 60.0
+#: The rest after a second failure in a row (the seeds' figure).
+REPEAT_COOLDOWN = 600.0
 NO_MODEL_COOLDOWN = 600.0
+#: Share of the window at which a resting summary model no longer defers compression.
+OVERFLOW_SHARE = 0.95
 LOW_SAVINGS = 0.10
 _LOW_STREAK = 2
 #: ProviderError reasons after which the messages come back unchanged.
@@ -49,6 +59,7 @@ class CompressionGuard:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock
         self.cooldown_until = 0.0
+        self.failures = 0  # failed summary calls in a row
         self.low_streak = 0
         self.auto_enabled = True
         self.warning: str | None = None
@@ -61,6 +72,16 @@ class CompressionGuard:
 
     def start_cooldown(self, seconds: float) -> None:
         self.cooldown_until = max(self.cooldown_until, self.clock() + seconds)
+
+    def failed(self) -> float:
+        """A summary call failed: rest 60 s, or 600 s when the previous call failed too."""
+        self.failures += 1
+        seconds = TRANSIENT_COOLDOWN if self.failures == 1 else REPEAT_COOLDOWN
+        self.start_cooldown(seconds)
+        return seconds
+
+    def succeeded(self) -> None:
+        self.failures = 0
 
     def record(self, before: int, after: int) -> str | None:
         """Note one compression's savings; returns the warning when automatic compression switches off."""
@@ -86,3 +107,4 @@ class CompressionGuard:
         """``/new``: everything forgotten, the cooldown included."""
         self.resume()
         self.cooldown_until = 0.0
+        self.failures = 0

@@ -39,7 +39,7 @@ def _lines(text: str) -> int:
 
 def describe_result(name: str, args: dict[str, Any], output: str) -> str:
     """One line that says what a tool call did, so the fact survives without its output."""
-    first = output.strip().splitlines()[0] if output.strip() else ""
+    first = output.lstrip().split("\n", 1)[0].strip()  # never split a long output into all its lines
     if name == "terminal":
         command = _short(str(args.get("command", "")), 60)
         if first.startswith("exit code:"):

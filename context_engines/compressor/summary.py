@@ -79,7 +79,7 @@ def redact(text: str) -> str:
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    keep = limit - 60
+    keep = max(0, limit - 60)
     return f"{text[: keep * 3 // 4]}\n… [{len(text) - keep:,} chars omitted] …\n{text[-(keep // 4):]}"
 
 
@@ -98,26 +98,35 @@ def _render(message: dict[str, Any]) -> str:
 
 def serialize(messages: Sequence[dict[str, Any]], cap_chars: int) -> str:
     """The conversation as plain text, at most ``cap_chars``: when too long, the newest part wins
-    and the start is kept briefly, with a marker where messages were left out."""
-    rendered = [_render(m) for m in messages]
-    total = sum(len(r) + 2 for r in rendered)
-    if total <= cap_chars:
-        return "\n\n".join(rendered)
-    head_cap = cap_chars // 5
-    head: list[str] = []
+    and the start is kept briefly, with a marker where messages were left out.
+
+    Messages are rendered from both ends only as far as the cap reaches, so a huge
+    middle that is left out anyway costs nothing.
+    """
+    tail: list[str] = []  # newest first
     used = 0
-    for text in rendered:
-        if used + len(text) + 2 > head_cap:
-            break
-        head.append(text)
-        used += len(text) + 2
-    tail: list[str] = []
-    for text in reversed(rendered[len(head) :]):
-        if used + len(text) + 2 > cap_chars - 80:
+    end = len(messages)
+    while end > 0:
+        text = _render(messages[end - 1])
+        if used + len(text) + 2 > cap_chars:
             break
         tail.append(text)
         used += len(text) + 2
-    left_out = len(rendered) - len(head) - len(tail)
+        end -= 1
+    if end == 0:
+        return "\n\n".join(reversed(tail))
+    head: list[str] = []
+    head_used = 0
+    while len(head) < end:
+        text = _render(messages[len(head)])
+        if head_used + len(text) + 2 > cap_chars // 5:
+            break
+        head.append(text)
+        head_used += len(text) + 2
+    while tail and head_used + used > cap_chars - 80:  # make room for the head: the oldest of the tail go
+        used -= len(tail.pop()) + 2
+        end += 1
+    left_out = end - len(head)
     return "\n\n".join([*head, f"[… {left_out} messages left out to fit the summary model …]", *reversed(tail)])
 
 
@@ -137,33 +146,49 @@ def build_prompt(
     focus_topic: str | None = None,
     extra_context: Sequence[str] = (),
     active_task: str | None = None,
+    must_keep: Sequence[str] = (),
+    cap_chars: int | None = None,
 ) -> str:
-    """The user prompt of the summary call (already-redacted pieces go in as they are)."""
+    """The user prompt of the summary call (already-redacted pieces go in as they are).
+
+    With ``cap_chars`` every piece but the conversation is held to a share of the
+    cap (the latest request a fifth, the earlier note a quarter, plugin context an
+    eighth), so the caller can give the conversation what is left and the whole
+    request fits the summary model.
+    """
+    cap = cap_chars or 10**12
     parts: list[str] = []
     if previous:
         parts.append(
             "An earlier handoff note exists. UPDATE it rather than rewriting it: preserve everything in it that "
             "is still true, add what the new conversation below did, and move items that are now finished from "
             "In Progress / Remaining Work / Pending User Asks to Completed Actions or Resolved Questions.\n\n"
-            f"<previous-handoff>\n{previous.strip()}\n</previous-handoff>"
+            f"<previous-handoff>\n{_clip(previous.strip(), cap // 4)}\n</previous-handoff>"
         )
     parts.append(f"<conversation>\n{conversation}\n</conversation>")
     extras = [e.strip() for e in extra_context if isinstance(e, str) and e.strip()]
     if extras:
+        share = max(200, cap // 8 // len(extras))
         parts.append(
             "Context from the agent's plugins (for example memory) to take into account:\n"
-            + "\n\n".join(f"<plugin-context>\n{e}\n</plugin-context>" for e in extras)
+            + "\n\n".join(f"<plugin-context>\n{_clip(e, share)}\n</plugin-context>" for e in extras)
         )
     if active_task:
         parts.append(
             "The user's latest request, for the Active Task section (copy it verbatim if it is not yet fulfilled):\n"
-            f"<latest-request>\n{active_task.strip()}\n</latest-request>"
+            f"<latest-request>\n{_clip(active_task.strip(), cap // 5)}\n</latest-request>"
+        )
+    if must_keep:
+        listed = _clip("\n".join(f"- {item}" for item in must_keep), cap // 10)
+        parts.append(
+            "A first draft of this note lost the facts below. The note MUST contain each of them, copied exactly "
+            f"(in Critical Context, Relevant Files or wherever they belong):\n{listed}"
         )
     if focus_topic and focus_topic.strip():
         focus = int(budget * FOCUS_SHARE)
         parts.append(
             f"FOCUS: spend about {FOCUS_SHARE:.0%} of the note (about {focus:,} tokens) on everything about "
-            f"{json.dumps(focus_topic.strip(), ensure_ascii=False)}; keep the other sections brief."
+            f"{json.dumps(_clip(focus_topic.strip(), 500), ensure_ascii=False)}; keep the other sections brief."
         )
     parts.append(_template(budget))
     return "\n\n".join(parts)

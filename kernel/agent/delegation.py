@@ -100,6 +100,7 @@ class Delegator:
             budget=parent.budget.child(self.max_iterations),
             results_dir=parent.result_budget.results_dir if parent.result_budget else None,
             source="subagent",
+            engine=_child_engine(parent.engine),  # a long child task compresses instead of overflowing
             parent_session_id=parent.session_id,
             system_message=SUBAGENT_PROMPT,
             on_event=on_event,
@@ -219,3 +220,16 @@ def _short(text: str, limit: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
+
+def _child_engine(engine: Any) -> Any:
+    """A new engine of the parent's kind and settings, with its own state (None without one)."""
+    if engine is None:
+        return None
+    try:
+        return type(engine)(
+            context_length=engine.context_length, config=engine.config, summarizer=engine.summarizer, model=engine.model
+        )
+    except Exception:  # a third-party engine with another constructor: the child runs without one
+        log.warning("could not give the sub-agent a %s context engine", getattr(engine, "name", "?"), exc_info=True)
+        return None

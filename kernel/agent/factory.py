@@ -107,7 +107,10 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
 
             logging.getLogger(__name__).warning("auxiliary summary model unusable (%s); using the main model", exc)
     length = context_length_for(main.model, config.get("model.context_length", None))
-    return engine_class(context_length=length, config=config, summarizer=make_summarizer(summary_routes), model=main.model)
+    # The summary request is capped by the window of the model that reads it.
+    summary_length = length if summary_routes[0] is main else context_length_for(summary_routes[0].model)
+    summarizer = make_summarizer(summary_routes, summary_length)
+    return engine_class(context_length=length, config=config, summarizer=summarizer, model=main.model)
 
 
 def build_agent(

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["SKIPPED_RESULT", "fence_memory_context", "repair_history", "unanswered_tool_calls"]
+__all__ = ["SKIPPED_RESULT", "defuse_fences", "fence_memory_context", "repair_history", "unanswered_tool_calls"]
 
 SKIPPED_RESULT = "skipped: this call did not run (the turn was interrupted before it); run it again if it is still needed"
 
@@ -29,6 +29,22 @@ def fence_memory_context(texts: Iterable[str]) -> str:
         f"{body}\n"
         "</memory-context>"
     )
+
+
+def defuse_fences(content: Any) -> Any:
+    """Content with ``<memory-context>`` tags written as ``‹memory-context›``.
+
+    Only the kernel opens a memory fence; a user message or a tool result that
+    imitates one (to pass its text off as recalled memory) is shown as text.
+    """
+    if isinstance(content, str):
+        return _FENCE_TAG.sub(lambda m: "‹" + m.group(0)[1:-1] + "›", content)
+    if isinstance(content, list):
+        return [
+            {**p, "text": defuse_fences(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in content
+        ]
+    return content
 
 
 def unanswered_tool_calls(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -61,6 +77,7 @@ def repair_history(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     "tool_call_id": call_id,
                     "tool_name": (call.get("function") or {}).get("name", ""),
                     "content": SKIPPED_RESULT,
+                    "marker": "skipped",
                 }
             )
         open_calls.clear()

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from ..budget import IterationBudget
-from ..context_engine import estimate_tokens
 from ..host import PluginHost
 from ..prompt import PromptContext, build_system_prompt
 from ..providers.base import ModelRequest, ModelResponse, StreamDelta
@@ -32,7 +31,7 @@ from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
 from ..tools import CARRY_OVER_KEY, ToolContext
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
-from .history import SKIPPED_RESULT, fence_memory_context, repair_history
+from .history import SKIPPED_RESULT, defuse_fences, fence_memory_context, repair_history
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -77,6 +76,11 @@ class Agent:
     :param engine: the active context engine, or None (context overflow then fails).
     :param interactive: True in the REPL: ``ask_user`` and ``approve`` are used.
     """
+
+    #: Shows a compaction's note before the session rotates (set by the REPL); see :mod:`.compaction`.
+    review_compression: Callable[[str, dict[str, Any] | None], tuple[str, str | None]] | None = None
+    #: How the latest compression went, in one line (or why nothing changed).
+    compress_note: str | None = None
 
     def __init__(
         self,
@@ -417,10 +421,11 @@ class Agent:
     def _request_messages(self, extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
         messages = [{"role": "system", "content": self.system_prompt or ""}]
         for index, message in enumerate(self.messages):
+            wire = _wire_message(message)
             if index == self._turn_index and self._ephemeral:
                 # Recalled context rides on this turn's user message, at request time only.
-                message = {**message, "content": f"{self._ephemeral}\n\n{message['content']}"}
-            messages.append(_wire_message(message))
+                wire["content"] = f"{self._ephemeral}\n\n{wire['content']}"
+            messages.append(wire)
         return messages + extra
 
     def _call_model(self, state: _TurnState, *, with_tools: bool, extra: list[dict[str, Any]]) -> CallOutcome:
@@ -497,35 +502,18 @@ class Agent:
                 if not self.compress():
                     return
 
-    def compress(self, focus_topic: str | None = None, *, manual: bool = False) -> bool:
-        """Compress through the context engine and continue in a child session.
+    def compress(self, focus_topic: str | None = None, *, manual: bool = False, review: bool = False) -> bool:
+        """Compress through the context engine and continue in a child session (see :mod:`.compaction`).
 
         The old session ends with ``compression`` and keeps its messages; the
         child holds the compressed history and a rebuilt system prompt.
-        Returns False when the engine left the conversation as it was.
+        Returns False, with the reason in ``compress_note``, when nothing changed.
         """
-        engine = self.engine
-        if engine is None:
+        if self.engine is None:
             raise _TurnFailed("no context engine is active, so the conversation cannot be compressed")
-        session_id = self._ensure_session()
-        if manual:
-            engine.resume_automatic()
-        before = estimate_tokens(self._request_messages([]), self.tools.schemas())
-        self._emit("status", f"compacting context… ({before:,} tokens)")
-        recalled = self.host.call("on_pre_compress", session_id=session_id, messages=list(self.messages))
-        engine.pre_compress_context = [text for text in recalled if isinstance(text, str) and text.strip()]
-        current = engine.last_prompt_tokens or before
-        compressed = repair_history(engine.compress(list(self.messages), current_tokens=current, focus_topic=focus_topic))
-        if compressed == self.messages:
-            self._emit("status", "context left as it was")
-            return False
-        self._rotate(compressed)
-        after = estimate_tokens(self._request_messages([]), self.tools.schemas())
-        engine.last_prompt_tokens = after  # until the next response reports the real size
-        self._emit("status", f"compacted context: {before:,} → {after:,} tokens, now session {self.session_id}")
-        if self.store is not None and len(self.store.compression_ancestry(self.session_id)) > 2:
-            self._emit("status", "warning: this conversation has been compressed several times; details fade each time (consider /new)")
-        return True
+        from .compaction import compress_agent
+
+        return compress_agent(self, focus_topic, manual=manual, review=review)
 
     def _rotate(self, messages: list[dict[str, Any]]) -> None:
         """Continue in a child session holding ``messages`` (the parent ends with ``compression``)."""
@@ -594,5 +582,8 @@ _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "rea
 
 
 def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A stored message as providers take it: bookkeeping fields dropped."""
-    return {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
+    """A stored message as providers take it: bookkeeping fields dropped, imitated fences defused."""
+    wire = {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
+    if wire["role"] in ("user", "tool"):
+        wire["content"] = defuse_fences(wire["content"])
+    return wire

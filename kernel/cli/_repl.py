@@ -84,8 +84,10 @@ def _compress(agent: Any, args: list[str]) -> str:
         return "no context engine is active"
     if not agent.messages:
         return "nothing to compress yet"
-    if not agent.compress(focus_topic=" ".join(args) or None, manual=True):
-        return "the context engine left the conversation as it was"
+    review = "--review" in args
+    focus = " ".join(a for a in args if a != "--review") or None
+    if not agent.compress(focus_topic=focus, manual=True, review=review):
+        return f"not compressed: {agent.compress_note or 'the context engine left the conversation as it was'}"
     return f"compressed; now {len(agent.messages)} messages in session {agent.session_id}"
 
 
@@ -99,7 +101,7 @@ COMMANDS: dict[str, tuple[Callable[[Any, list[str]], str], str]] = {
     "branch": (_branch, "[title]  continue in a copy of this session"),
     "title": (_title, "TITLE  name this session"),
     "usage": (_usage, "tokens, API calls and cost of this session"),
-    "compress": (_compress, "[focus]  compress the conversation now"),
+    "compress": (_compress, "[--review] [focus]  compress the conversation now (--review: see the note first)"),
     "help": (_help, "this list"),
     "exit": (lambda agent, args: "", "leave (Ctrl-D works too)"),
 }

@@ -100,5 +100,7 @@ def chat(
             typer.echo(result["final_response"])
         raise HermesError(describe_result(result))
     from ._repl import repl
+    from ._review import review_compression
 
+    agent.review_compression = review_compression  # /compress --review and compression.review: ask
     repl(agent, display)

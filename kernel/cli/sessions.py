@@ -1,4 +1,4 @@
-"""``hermes sessions list|show|search|branch|export|delete|prune|compress``."""
+"""``hermes sessions list|show|search|branch|export|delete|prune|compress|handoff``."""
 
 from __future__ import annotations
 
@@ -95,9 +95,10 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
     with _require_store(ctx, session_id) as store:
         sid = store.resolve_session_id(session_id)
         session, lineage, messages = store.require_session(sid), store.lineage(sid), store.get_messages(sid)
+        compaction = store.compaction(sid)
     if as_json:
         data = {k: _iso(v) if k.endswith("_at") else v for k, v in session.items()}
-        print_json({"session": data, "lineage": lineage, "messages": messages})
+        print_json({"session": data, "lineage": lineage, "messages": messages, "compaction": _compaction_json(compaction)})
         return
     typer.echo(f"session {sid}  {session['title'] or ''}".rstrip())
     typer.echo(f"  source {session['source']} · model {session['model'] or '-'} · started {_local(session['started_at'])}")
@@ -108,6 +109,10 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
         typer.echo(f"  lineage: {sid} <- {chain}")
     for child in lineage["children"]:
         typer.echo(f"  child: {child['id']} {child['title'] or ''}".rstrip())
+    if compaction is not None and compaction["session_id"] == sid:
+        score = "no probe" if compaction["fidelity"] is None else f"fidelity {compaction['fidelity']:.2f}"
+        typer.echo(f"  compacted from {compaction['parent_session_id']}: {score}, {len(compaction['missing'])} missing"
+                   f"{', note edited' if compaction['edited'] else ''} (hermes sessions handoff {sid})")  # fmt: skip
     typer.echo("")
     from ..store.export import content_text
 
@@ -228,8 +233,34 @@ def compress(
     try:
         old = agent.session_id
         if not agent.compress(focus_topic=focus, manual=True):
-            typer.echo(f"{old}: nothing to compress")
+            typer.echo(f"{old}: not compressed: {agent.compress_note or 'the context engine left it as it was'}")
             return
-        typer.echo(f"compressed {old} into {agent.session_id}")
+        typer.echo(f"compressed {old} into {agent.session_id}: {agent.compress_note}")
     finally:
         agent.close()
+
+
+def _compaction_json(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    return {k: _iso(v) if k.endswith("_at") else v for k, v in record.items()}
+
+
+@app.command("handoff")
+def handoff(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> None:
+    """Print the handoff note of the compression that created SESSION_ID (or that ended it)."""
+    with _require_store(ctx, session_id) as store:
+        sid = store.resolve_session_id(session_id)
+        record = store.compaction(sid)
+    if record is None:
+        raise HermesError(f"session {sid} was not created or ended by a compression; see `hermes sessions show {sid}`")
+    if as_json:
+        print_json(_compaction_json(record))
+        return
+    score = "" if record["fidelity"] is None else f" · fidelity {record['fidelity']:.2f}"
+    edited = " · edited in review" if record["edited"] else ""
+    typer.echo(f"compression {record['parent_session_id']} -> {record['session_id']} ({record['engine']}){score}{edited}")
+    for item in record["missing"]:
+        typer.echo(f"  missing: {item}")
+    typer.echo("")
+    typer.echo(record["handoff"] or "(no note: the engine only shortened old tool outputs)")

@@ -176,6 +176,30 @@ def _build() -> Migrations:
         if getattr(db, "hermes_trigram", True) and trigram_available(db.conn):
             _create_fts(db, "messages_trigram", "trigram")
 
+    @m()
+    def m007_markers_and_compactions(db: Database) -> None:
+        # Which kernel marker a message carries (a context handoff, a skipped result):
+        # engines recognise their own messages by this field, never by their text.
+        db["messages"].add_column("marker", str)
+        # One row per compression, keyed by the session it created.
+        db["compactions"].create(
+            {
+                "session_id": str,
+                "parent_session_id": str,
+                "engine": str,
+                "created_at": float,
+                "fidelity": float,
+                "missing": str,
+                "handoff": str,
+                "edited": int,
+                "details": str,
+            },
+            pk="session_id",
+            defaults={"edited": 0},
+            not_null={"created_at"},
+        )
+        db["compactions"].create_index(["parent_session_id"], index_name="idx_compactions_parent")
+
     return m
 
 

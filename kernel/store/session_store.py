@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from ..errors import HermesError
 from ..usage import CanonicalUsage, CostResult
+from . import compactions as _compactions
 from . import lineage as _lineage
 from .accounting import SessionUsage, read_usage, usage_update
 from .concurrency import CHECKPOINT_EVERY, WriteLock, connect, with_retries
@@ -44,11 +45,11 @@ SESSION_COLUMNS = (
 )  # fmt: skip
 _MESSAGE_COLUMNS = (
     "id", "session_id", "role", "content", "content_parts", "tool_calls", "tool_call_id",
-    "tool_name", "reasoning", "finish_reason", "token_count", "timestamp",
+    "tool_name", "reasoning", "finish_reason", "token_count", "timestamp", "marker",
 )  # fmt: skip
 _INSERT_MESSAGE = (
     "INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_id, "
-    "tool_name, reasoning, finish_reason, token_count, timestamp, tool_args) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+    "tool_name, reasoning, finish_reason, token_count, timestamp, tool_args, marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -92,6 +93,7 @@ def _message_row(session_id: str, message: Mapping[str, Any], now: float) -> tup
         message.get("token_count"),
         float(message.get("timestamp") or now),
         tool_args_text(tool_calls),
+        message.get("marker"),
     )
 
 
@@ -105,7 +107,7 @@ def _decode_message(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
 def chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
     """A stored message as the loop sends it to a provider: role, content and what is set."""
     out: dict[str, Any] = {"role": message["role"], "content": message["content"]}
-    for key in ("tool_calls", "tool_call_id", "tool_name", "reasoning"):
+    for key in ("tool_calls", "tool_call_id", "tool_name", "reasoning", "marker"):
         if message.get(key) is not None:
             out[key] = message[key]
     return out
@@ -460,6 +462,14 @@ class SessionStore:
             system_prompt=system_prompt, messages=list(messages), child_id=child_id,
         )  # fmt: skip
 
+    def record_compaction(self, session_id: str, **record: Any) -> None:
+        """Store what the compression that created ``session_id`` kept (see :mod:`.compactions`)."""
+        self._write(lambda conn: _compactions.write_compaction(conn, session_id, **record))
+
+    def compaction(self, session_id: str) -> dict[str, Any] | None:
+        """The compression that created ``session_id`` (else the one that ended it), or None."""
+        return self._read(lambda conn: _compactions.find_compaction(conn, session_id))
+
     def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
         """Load a session as a conversation to continue.
 
@@ -523,6 +533,7 @@ class SessionStore:
         # Children keep a connected lineage: they hang from the deleted session's parent.
         conn.execute("UPDATE sessions SET parent_session_id = ? WHERE parent_session_id = ?", (parent[0], session_id))
         conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+        conn.execute("DELETE FROM compactions WHERE session_id = ?", (session_id,))
         conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
         return True
 

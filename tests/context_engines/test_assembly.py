@@ -19,7 +19,7 @@ from .transcripts import assistant, call, result, user
 def test_reference_only_prefix_and_end_marker() -> None:
     assert "background, not instructions" in HANDOFF_PREFIX and "respond only to the latest user message" in HANDOFF_PREFIX
     out = assemble([], "the summary", [assistant("a"), user("now")])
-    assert out[0] == {"role": "user", "content": f"{HANDOFF_PREFIX}\n\nthe summary\n\n{HANDOFF_END}"}
+    assert out[0] == {"role": "user", "content": f"{HANDOFF_PREFIX}\n\nthe summary\n\n{HANDOFF_END}", "marker": "handoff"}
     validate_messages(out)
 
 
@@ -95,7 +95,7 @@ def test_a_request_in_the_head_gets_the_inline_wording() -> None:
     out = assemble(head, "s", [assistant(None, call("b", "t")), result("b", "r")])
     assert out[3]["content"].startswith(HANDOFF_PREFIX_INLINE) and [m["role"] for m in out].count("user") == 1
     ends_with_answer = assemble([user("task"), assistant("ok")], "s", [assistant(None, call("b", "t")), result("b", "r")])
-    assert ends_with_answer[2] == {"role": "user", "content": ends_with_answer[2]["content"]}
+    assert ends_with_answer[2] == {"role": "user", "content": ends_with_answer[2]["content"], "marker": "handoff"}
     assert ends_with_answer[2]["content"].startswith(HANDOFF_PREFIX_INLINE)
     for result_ in (out, ends_with_answer):
         validate_messages(result_)

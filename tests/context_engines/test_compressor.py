@@ -58,7 +58,7 @@ def test_compresses_through_the_summarizer_with_hooks_focus_and_redaction() -> N
     out = engine.compress(messages, focus_topic="the parser")
     validate_messages(out)
     system, prompt, budget = summarizer.calls[0]
-    assert "different assistant" in system and budget == 2_000
+    assert "different assistant" in system and budget == 2_600  # the 2,000-token budget with 1.3x headroom
     assert "memory: the user likes short docs" in prompt  # the on_pre_compress results matter
     assert 'on everything about "the parser"' in prompt
     assert SECRET not in prompt and "sk-p...ABCD" in prompt  # redacted input
@@ -71,7 +71,7 @@ def test_compresses_through_the_summarizer_with_hooks_focus_and_redaction() -> N
     assert engine.get_status()["last_compression"]["summarised_messages"] > 0
 
 
-def test_second_compression_updates_the_previous_summary_and_drops_the_head() -> None:
+def test_second_compression_updates_the_previous_summary_and_keeps_the_head() -> None:
     summarizer = Recorder("## Goal\nfirst summary", "## Goal\nsecond summary")
     engine = Compressor(context_length=8_000, summarizer=summarizer)
     first = engine.compress(long_chat())
@@ -79,18 +79,28 @@ def test_second_compression_updates_the_previous_summary_and_drops_the_head() ->
     second = engine.compress(grown)
     validate_messages(second)
     assert "<previous-handoff>\n## Goal\nfirst summary\n</previous-handoff>" in summarizer.calls[1][1]
-    assert second[0]["role"] == "user" and second[0]["content"].startswith(HANDOFF_PREFIX)  # head fell to 0
-    assert "second summary" in second[0]["content"] and "first summary" not in str(second)
+    assert second[0] == first[0] == long_chat()[0]  # the protected head survives every compression
+    note = next(m["content"] for m in second if m.get("marker") == "handoff")
+    assert "second summary" in note and "first summary" not in str(second)
     assert sum(HANDOFF_PREFIX in str(m["content"]) for m in second) == 1
 
 
 @pytest.mark.parametrize("reason", ["auth", "timeout", "server_error", "overloaded"])
-def test_auth_or_network_failure_returns_the_messages_unchanged(reason: str) -> None:
-    engine = Compressor(context_length=8_000, summarizer=Recorder(ProviderError(reason, "down")))  # type: ignore[arg-type]
+def test_auth_or_network_failure_returns_the_messages_unchanged_and_rests_the_model(reason: str) -> None:
+    summarizer = Recorder(ProviderError(reason, "down"))
+    engine = Compressor(context_length=8_000, summarizer=summarizer)  # type: ignore[arg-type]
+    now = clocked(engine)
     messages = long_chat()
     assert engine.compress(messages) == messages
-    assert engine.compression_count == 0 and not engine.guard.in_cooldown()
+    assert engine.compression_count == 0 and engine.guard.cooldown_left() == 60.0
     assert engine.get_status()["last_error"].startswith("summary call failed")
+    for _ in range(5):  # every later step of the turn: no new call while the model rests
+        assert engine.compress(messages) == messages
+    assert len(summarizer.calls) == 1 and "resting" in engine.skip_reason(messages)
+    now[0] += 61
+    summarizer.answers.append(ProviderError(reason, "still down"))
+    engine.compress(messages)
+    assert len(summarizer.calls) == 2 and engine.guard.cooldown_left() == 600.0  # repeats rest longer
 
 
 @pytest.mark.parametrize("failure", [ProviderError("rate_limit", "slow"), ProviderError("format_error", "bad"), RuntimeError("x"), ""])
@@ -160,7 +170,7 @@ def test_short_conversations_are_left_alone() -> None:
 
 
 def test_one_long_task_compresses_again_and_again_around_its_request() -> None:
-    engine = Compressor(context_length=8_000, summarizer=Recorder())
+    engine = Compressor(context_length=8_000, summarizer=Recorder(), config={"compression.tail_min_messages": 3})
     request = user("migrate every module")
     messages: list[dict[str, Any]] = [request]
     for round_ in range(4):

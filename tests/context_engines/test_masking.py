@@ -47,7 +47,9 @@ def test_drops_the_middle_behind_a_digest_past_the_budget() -> None:
     assert "Latest user request (verbatim):\nnow run the tests" in handoff
     again = engine.compress(out + [assistant("ran them"), *chat(30, 60)[1:]])
     validate_messages(again)
-    assert again[0]["content"].startswith(HANDOFF_PREFIX) and "Earlier handoff:" in again[0]["content"]
+    assert again[:3] == messages[:3]  # the head stays protected across compressions
+    note = next(m["content"] for m in again if m.get("marker") == "handoff")
+    assert "Earlier handoff:" in note
 
 
 def test_masking_is_an_installed_engine_selected_by_name() -> None:

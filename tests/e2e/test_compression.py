@@ -47,7 +47,8 @@ def test_sessions_compress_with_a_focus_rotates_the_session(fake_model_server: F
     assert hermes_chat(input=transcript, env=env, cwd=tmp_path).returncode == 0
     (session,) = json.loads(hermes("sessions", "list", "--json").stdout)
     server.lane("<conversation>", Reply("## Active Task\nquestion 5\n## Critical Context\nthe database schema"))
-    small_window = {**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000"}  # a tail of ~1,400 tokens: something to compress
+    # A tail of ~1,400 tokens and at least 3 messages (the default floor of 20 would keep all 12).
+    small_window = {**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"}
     result = hermes("sessions", "compress", session["id"], "--focus", "the database schema", env=small_window)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"compressed {session['id']} into ")

@@ -69,13 +69,13 @@ def test_the_selected_provider_changes_what_the_next_session_recalls(
         stored = [c for (c,) in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
     assert stored == ["Which port does staging use?", "remind me: what port for staging?"]  # never persisted
 
-    # Session 3 in the REPL, with a small window so that /compress has a middle to summarise:
+    # Session 3 in the REPL, with a small window and tail so that /compress has a middle to summarise:
     # on_pre_compress text reaches the summary request, and the rotation fires on_session_switch.
     turns = 8
     for i in range(turns + 2):  # spare replies: a summary request takes one too
         server.reply(f"answer {i} " + "detail " * 60)
     asked = "".join(f"step {i} of the deployment plan\n" for i in range(turns))
-    third = venv_hermes("chat", input=f"{asked}/compress\n/exit\n", extra={**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05"})
+    third = venv_hermes("chat", input=f"{asked}/compress\n/exit\n", extra={**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"})
     assert third.returncode == 0, third.stderr
     assert "compacted context" in third.stderr, third.stderr
     summaries = [json.dumps(r.body) for r in server.requests if "<plugin-context>" in json.dumps(r.body)]

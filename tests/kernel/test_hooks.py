@@ -163,3 +163,16 @@ def test_hook_on_delegation() -> None:
     host = make_host(Listener())
     assert host.call("on_delegation", parent_session_id="p", task="t", result={"status": "failed"}) == ["ignored"]
     assert seen == [("p", "t", "failed")]
+
+
+def test_hook_on_post_compress() -> None:
+    seen = []
+
+    class Listener:
+        @hookimpl
+        def on_post_compress(self, session_id, new_session_id, fidelity):
+            seen.append((session_id, new_session_id, fidelity["score"]))
+
+    host = make_host(Listener(), Boom())
+    host.call("on_post_compress", session_id="a", new_session_id="b", fidelity={"score": 0.75, "missing": []})
+    assert seen == [("a", "b", 0.75)]

@@ -70,3 +70,23 @@ def test_result_names_never_escape(call_id: str) -> None:
 def test_distinct_ids_stay_distinct() -> None:
     assert safe_result_name("a/b") != safe_result_name("a_b")
     assert safe_result_name("../../etc/passwd").startswith("etc_passwd-")
+
+
+def test_a_saved_result_is_never_saved_again_over_its_full_output(tmp_path: Path) -> None:
+    # 150 results over the per-result cap: their previews alone pass the per-step budget.
+    outputs = [f"{i}:" + "q" * 120_000 for i in range(150)]
+    results = [ToolResult(f"c{i}", "terminal", out) for i, out in enumerate(outputs)]
+    ResultBudget(tmp_path).apply(results, registry())
+    for i, out in enumerate(outputs):
+        assert (tmp_path / f"c{i}.txt").read_text() == out  # the full output, not a preview of the preview
+
+
+def test_a_failed_save_cuts_the_result_inline_and_does_not_raise(tmp_path: Path) -> None:
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where the folder should be")  # every save fails with an OSError
+    big = "HEAD" + "m" * 300_000 + "TAIL"
+    results = [ToolResult("c", "terminal", big)]
+    ResultBudget(blocker).apply(results, registry())
+    content = results[0].content
+    assert "saving it failed" in content and content.count("HEAD") == 1 and content.endswith("TAIL")
+    assert len(content) < 4_000 and blocker.read_text().startswith("a file")
