@@ -188,6 +188,11 @@ class AnthropicProvider(ModelProvider):
     def classify(self, exc: BaseException) -> ProviderError:
         return classify_exception(exc, provider=self.name)
 
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         try:
             result = self._sdk().messages.create(**self._params(request))
@@ -205,6 +210,7 @@ class AnthropicProvider(ModelProvider):
         partial_json: dict[int, list[str]] = {}
         usage: dict[str, Any] = {}
         stop, model, response_id = None, request.model, None
+        ended = False
         try:
             for event in self._sdk().messages.create(**params):
                 kind = event.type
@@ -228,10 +234,16 @@ class AnthropicProvider(ModelProvider):
                 elif kind == "message_delta":
                     stop = event.delta.stop_reason or stop
                     usage.update(event.usage.model_dump(exclude_none=True))
+                elif kind == "message_stop":
+                    ended = True
         except ProviderError:
             raise
         except Exception as exc:
             raise self.classify(exc) from None
+        if not ended or stop is None:
+            # No stop reason or no message_stop: the answer was cut off, whatever the text says.
+            raise ProviderError("stream_incomplete", "the stream ended before the model finished its answer",
+                                provider=self.name)
         for index, parts in partial_json.items():
             try:
                 blocks[index]["input"] = json.loads("".join(parts) or "{}")
