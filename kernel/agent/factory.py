@@ -210,4 +210,6 @@ def describe_result(result: dict[str, Any]) -> str:
         return "interrupted; send another message to continue"
     if result.get("empty"):
         return "the model gave no answer"
+    if result.get("incomplete"):
+        return "the answer is incomplete: the stream was cut off before the model finished; send another message to continue"
     return "done"
