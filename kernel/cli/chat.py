@@ -102,6 +102,7 @@ def chat(
         _finish_reviews(agent)
         agent.end_session("user_exit")
         agent.close()
+        _signals.quiet_teardown()
         if result.get("completed"):
             typer.echo(result["final_response"])
             return
