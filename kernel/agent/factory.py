@@ -80,7 +80,7 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
     set, falling back once to the main model.
     """
     from ..context_engine import ContextEngine
-    from ..context_windows import context_length_for
+    from ..context_windows import resolve_model
     from ..errors import PluginLoadError
     from .summarizer import make_summarizer
 
@@ -99,7 +99,9 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
             import logging
 
             logging.getLogger(__name__).warning("auxiliary summary model unusable (%s); using the main model", exc)
-    length = context_length_for(main.model, config.get("model.context_length", None))
+    key = main.lease.credential.key if getattr(main, "lease", None) is not None else None
+    length = resolve_model(main.model, configured=config.get("model.context_length", None),
+                           base_url=getattr(main.client, "base_url", None), api_key=key, home=home).context_length
     return engine_class(context_length=length, config=config, summarizer=make_summarizer(summary_routes), model=main.model)
 
 

@@ -72,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": []})
+            self._send_json(200, {"object": "list", "data": list(self.server.owner.models)})
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -241,6 +241,9 @@ class FakeModelServer:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: What ``GET /v1/models`` lists: OpenAI-style entries, with any metadata fields
+        #: (``max_model_len``, ``context_length``, ``top_provider``, ``pricing``).
+        self.models: list[dict[str, Any]] = []
 
     # --- lifecycle ---------------------------------------------------------------
 
