@@ -127,10 +127,16 @@ def endpoint_models(base_url: str, *, api_key: str | None = None, timeout: float
             continue
         for entry in (payload.get("data") or payload.get("models") or []) if isinstance(payload, Mapping) else []:
             if isinstance(entry, Mapping) and entry.get("id"):
-                found[str(entry["id"])] = _from_entry(entry)
+                found[str(entry["id"])] = {**_from_entry(entry), "owned_by": entry.get("owned_by")}
         if found:
             break
     return found
+
+
+def _looks_like_ollama(base_url: str, listed: Mapping[str, Any]) -> bool:
+    # Ollama's default port or name; its OpenAI-style list says owned_by "library".
+    return ":11434" in base_url or "ollama" in base_url.lower() or any(
+        v.get("owned_by") == "library" for v in listed.values())
 
 
 def _ollama(base_url: str, model: str, timeout: float, fetch: Callable[..., Any]) -> dict[str, Any] | None:
@@ -214,7 +220,7 @@ def resolve_model(
         if entry is None:
             listed = endpoint_models(base_url, api_key=api_key, timeout=timeout, fetch=fetch)
             entry = listed.get(model) or next((v for k, v in listed.items() if _bare(k) == _bare(model)), None)
-            if (entry is None or not entry.get("context_length")) and "anthropic" not in base_url:
+            if (entry is None or not entry.get("context_length")) and _looks_like_ollama(base_url, listed):
                 entry = _ollama(base_url, model, timeout, fetch) or entry
             entry = dict(entry or {})
             _store(home, key, entry)

@@ -30,6 +30,7 @@ __all__ = ["AnthropicProvider", "to_anthropic"]
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
            "refusal": "content_filter", "pause_turn": "stop"}
 _EPHEMERAL = {"type": "ephemeral"}
+_LONG_CONTEXT_BETA = "context-1m-2025-08-07"
 #: Anthropic allows four breakpoints: the system prompt and the three latest messages.
 _MESSAGE_BREAKPOINTS = 3
 
@@ -173,7 +174,16 @@ class AnthropicProvider(ModelProvider):
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         system, messages = to_anthropic(request.messages, cache=bool(self.options.get("prompt_caching", True)))
-        params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+        model = request.model
+        headers: dict[str, str] = {}
+        for suffix in ("[1m]", "-1m"):
+            if model.lower().endswith(suffix):
+                # The 1M-token tier is the same model with a beta flag (the window catalog knows the size).
+                model, headers["anthropic-beta"] = model[: -len(suffix)], _LONG_CONTEXT_BETA
+                break
+        params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+        if headers:
+            params["extra_headers"] = headers
         if system:
             params["system"] = system
         if request.tools:

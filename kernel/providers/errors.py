@@ -279,6 +279,33 @@ def parse_reset_seconds(headers: Mapping[str, str] | None, now: float | None = N
     return max(resets) if resets else None
 
 
+_BODY_RESET_KEYS = ("retry_after", "retry_after_seconds", "resets_in_seconds", "reset_after", "reset_seconds")
+_BODY_RESET_AT_KEYS = ("resets_at", "reset_at", "reset_time")
+
+
+def _body_reset_seconds(body: Any, now: float | None = None) -> float | None:
+    """A reset some servers put in the error body: seconds, or an instant (epoch or ISO 8601)."""
+    inner = body.get("error", body) if isinstance(body, Mapping) else None
+    if not isinstance(inner, Mapping):
+        return None
+    now = time.time() if now is None else now
+    for scope in (inner, inner.get("metadata") if isinstance(inner.get("metadata"), Mapping) else {}):
+        for key in _BODY_RESET_KEYS:
+            value = scope.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return max(0.0, float(value))
+        for key in _BODY_RESET_AT_KEYS:
+            value = scope.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                stamp = float(value) / (1000 if value > 1e12 else 1)  # milliseconds or seconds
+                return max(0.0, stamp - now)
+            if isinstance(value, str):
+                instant = _parse_instant(value, now)
+                if instant is not None:
+                    return instant
+    return None
+
+
 # --- classification -------------------------------------------------------------
 
 
@@ -309,6 +336,8 @@ def classify_status(
     text, kinds = _error_text(body, message or f"HTTP {status}")
     words = f"{text} {kinds}".lower().replace("`", "")
     retry_after = parse_reset_seconds(headers)
+    if retry_after is None:
+        retry_after = _body_reset_seconds(body)
 
     def make(reason: FailureReason, **extra: Any) -> ProviderError:
         return ProviderError(

@@ -53,12 +53,12 @@ def test_endpoint_answers_are_cached_with_a_ttl(tmp_path: Path) -> None:
             return {"model_info": {"llama.context_length": 8192}}  # Ollama
         raise OSError("no model list")
 
-    first = resolve_model("my-local", base_url="http://127.0.0.1:1/v1", home=home, fetch=fetch)
+    first = resolve_model("my-local", base_url="http://127.0.0.1:11434/v1", home=home, fetch=fetch)
     assert (first.context_length, first.source) == (8192, "endpoint") and calls[-1].endswith("/api/show")
     asked = len(calls)
-    assert resolve_model("my-local", base_url="http://127.0.0.1:1/v1", home=home, fetch=fetch).context_length == 8192
+    assert resolve_model("my-local", base_url="http://127.0.0.1:11434/v1", home=home, fetch=fetch).context_length == 8192
     assert len(calls) == asked  # served from HERMES_HOME/cache
-    resolve_model("my-local", base_url="http://127.0.0.1:1/v1", home=home, fetch=fetch, ttl=0)
+    resolve_model("my-local", base_url="http://127.0.0.1:11434/v1", home=home, fetch=fetch, ttl=0)
     assert len(calls) > asked  # expired
 
 

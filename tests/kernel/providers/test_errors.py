@@ -107,3 +107,17 @@ def test_as_dict_and_message() -> None:
     error = classify_status(429, {"error": {"message": "slow down"}}, {"retry-after": "3"}, provider="openai")
     assert error.as_dict()["retry_after"] == 3.0
     assert str(error) == "openai rate_limit (HTTP 429): slow down"
+
+
+def test_reset_in_the_error_body_sets_retry_after() -> None:
+    import time as _time
+
+    from hermes.kernel.providers.errors import classify_status
+
+    at = classify_status(429, {"error": {"message": "slow down", "resets_at": _time.time() + 30}})
+    assert at.reason == "rate_limit" and 28 <= at.retry_after <= 30
+    seconds = classify_status(429, {"error": {"message": "busy", "metadata": {"retry_after_seconds": 0}}})
+    assert seconds.retry_after == 0.0  # zero means now, not "unknown"
+    iso = classify_status(429, {"error": {"message": "x", "reset_at": "2000-01-01T00:00:00Z"}})
+    assert iso.retry_after == 0.0
+    assert classify_status(429, {"error": {"message": "no reset"}}).retry_after is None
