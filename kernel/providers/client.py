@@ -191,6 +191,8 @@ class ModelClient:
                 return None
         if not error.retryable or attempt >= self.retry.max_attempts:
             return None
+        if error.reason == "unknown" and attempt >= 2:
+            return None  # retried once: an unclassified failure that repeats is not transient
         wait = self.retry.delay(attempt, error)
         if wait is None:
             return None

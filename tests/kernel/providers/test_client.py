@@ -203,3 +203,10 @@ def test_leased_key_is_preferred_by_its_session(hermes_home: Path) -> None:
     assert calls == ["sk-bbbbbbbbbbbbbbbbbbbb"]
     first.release()
     second.release()
+
+
+def test_unknown_failures_are_retried_exactly_once(hermes_home: Path) -> None:
+    client, calls, _ = make_client(hermes_home, Script([Fault("unknown")] * 3), ["sk-aaaaaaaaaaaaaaaaaaaa"], attempts=5)
+    with pytest.raises(ProviderError) as caught:
+        client.complete(REQUEST)
+    assert caught.value.reason == "unknown" and len(calls) == 2
