@@ -31,8 +31,9 @@ from ..providers.errors import ProviderError
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
 from ..tools import CARRY_OVER_KEY, ToolContext
+from ..usage import record_request
 from .answers import ReplyRecovery
-from .repairs import next_tier, repair, sanitize_messages
+from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .history import SKIPPED_RESULT, fence_memory_context, repair_history
 
@@ -429,6 +430,7 @@ class Agent:
                 outcome = self._invoke(route, request)
             except ProviderError as error:
                 state.api_calls += 1
+                self._log_request(route, f"error:{error.reason}")
                 if error.should_repair and error.reason not in repaired:
                     fixed = repair(error.reason, self.messages)
                     if fixed is not None:
@@ -438,7 +440,7 @@ class Agent:
                         continue
                 if error.should_compress and compressions < _MAX_COMPRESSIONS and self.engine is not None:
                     compressions += 1
-                    limit = error.context_limit or _stepped_window(error.reason, self.engine.context_length)
+                    limit = error.context_limit or stepped_window(error.reason, self.engine.context_length)
                     if limit and limit < self.engine.context_length:
                         # The provider stated (or the probe tiers suggest) the real window: use it from now on.
                         self.engine.update_model(route.model, limit)
@@ -452,6 +454,7 @@ class Agent:
                 raise _TurnFailed(error) from None
             state.api_calls += 1
             self._account(outcome.response)
+            self._log_request(route, "incomplete" if outcome.partial else "ok", outcome.response)
             return outcome
 
     def _invoke(self, route: ModelRoute, request: ModelRequest) -> CallOutcome:
@@ -476,6 +479,13 @@ class Agent:
             self.engine.update_from_response(response.usage)
         if self.store is not None and self.session_id is not None:
             self.store.record_usage(self.session_id, response.usage, response.cost)
+
+    def _log_request(self, route: ModelRoute, outcome: str, response: ModelResponse | None = None) -> None:
+        home = self.tool_context.home
+        if home is not None and hasattr(home, "logs_dir"):
+            record_request(home.logs_dir / "requests.jsonl", session_id=self.session_id, provider=route.client.name,
+                           model=route.model, outcome=outcome, usage=response.usage if response else None,
+                           cost=response.cost if response else None)
 
     def _maybe_compress(self, *, preflight: bool) -> None:
         """Compress when the engine says so: a rough estimate before the first call, reported tokens after."""
@@ -575,13 +585,6 @@ class _TurnState:
     route_index: int = 0
     budget_exhausted: bool = False
     incomplete: bool = False
-
-
-def _stepped_window(reason: str, current: int) -> int | None:
-    """A smaller window when the refusal stated none: the standard tier for a 1M tier, else the next probe tier."""
-    if reason == "long_context_tier" and current > 200_000:
-        return 200_000
-    return next_tier(current)
 
 
 def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["PROBE_TIERS", "next_tier", "repair", "sanitize_messages", "sanitize_text"]
+__all__ = ["PROBE_TIERS", "next_tier", "repair", "sanitize_messages", "sanitize_text", "stepped_window"]
 
 #: Windows tried in turn when the provider refuses a request as too long without saying its limit.
 PROBE_TIERS = (256_000, 128_000, 64_000, 32_000, 16_000, 8_000)
@@ -52,6 +52,13 @@ def sanitize_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def next_tier(current: int) -> int | None:
     """The largest probe tier below ``current``; None below the smallest."""
     return next((tier for tier in PROBE_TIERS if tier < current), None)
+
+
+def stepped_window(reason: str, current: int) -> int | None:
+    """A smaller window when a refusal stated none: 200K for a 1M tier, else the next probe tier."""
+    if reason == "long_context_tier" and current > 200_000:
+        return 200_000
+    return next_tier(current)
 
 
 def _is_image(part: Any) -> bool:

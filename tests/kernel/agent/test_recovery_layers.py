@@ -125,3 +125,18 @@ def test_context_overflow_without_a_limit_steps_down_the_probe_tiers(make_agent)
     agent.run_conversation("first")
     assert agent.run_conversation("second")["final_response"] == "fits"
     assert Engine.windows[-1] == 128_000 and agent.engine.context_length == 128_000
+
+
+def test_every_request_is_logged_with_its_outcome_and_cost_status(make_agent, tmp_path) -> None:
+    import json
+
+    from hermes.kernel.home import HermesHome
+
+    home = HermesHome(tmp_path / "home", "default")
+    provider = ScriptedProvider(Fault("model_not_found"), Reply("fine"))
+    agent = make_agent(provider, ScriptedProvider(Reply("from the fallback")), home=home)
+    agent.run_conversation("go")
+    lines = [json.loads(line) for line in (home.logs_dir / "requests.jsonl").read_text().splitlines()]
+    assert [line["outcome"] for line in lines] == ["error:model_not_found", "ok"]
+    ok = [line for line in lines if line["outcome"] == "ok"]
+    assert ok and ok[0]["cost_status"] in ("unknown", "estimated") and ok[0]["tokens"]["request_count"] == 1
