@@ -16,6 +16,7 @@ BENCHMARKS = {
     "compress": "bench.compress",
     "compat": "bench.compat",
     "serve": "bench.serve",
+    "oneshot": "bench.oneshot",
 }
 
 

@@ -7,10 +7,17 @@ session store accumulates it per session; pricing turns it into a
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import time
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["CanonicalUsage", "CostResult", "CostStatus"]
+log = logging.getLogger(__name__)
+
+__all__ = ["CanonicalUsage", "CostResult", "CostStatus", "record_request"]
 
 CostStatus = Literal["actual", "estimated", "included", "unknown"]
 
@@ -67,3 +74,42 @@ class CostResult:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def record_request(
+    path: Path,
+    *,
+    session_id: str | None,
+    provider: str,
+    model: str,
+    outcome: str,
+    usage: CanonicalUsage | None = None,
+    cost: CostResult | None = None,
+) -> None:
+    """Append one request to the JSON-lines log at ``path`` (``HERMES_HOME/logs/requests.jsonl``).
+
+    Every model request gets a line, failed and cut-off ones included, with its
+    outcome (``ok``, ``incomplete``, ``error:<reason>``), tokens and cost with
+    its status; the session store keeps only the totals. A write that fails is
+    logged and dropped: accounting must never end a turn.
+    """
+    entry = {
+        "time": round(time.time(), 3),
+        "session_id": session_id,
+        "provider": provider,
+        "model": model,
+        "outcome": outcome,
+        "tokens": usage.as_dict() if usage is not None else None,
+        "cost_usd": cost.amount_usd if cost is not None else None,
+        "cost_status": cost.status if cost is not None else ("unknown" if usage is not None else None),
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # One write of one line in append mode: concurrent processes never interleave lines.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(entry, separators=(",", ":")) + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        log.debug("could not log the request: %s", exc)

@@ -30,6 +30,7 @@ __all__ = ["AnthropicProvider", "to_anthropic"]
 _FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
            "refusal": "content_filter", "pause_turn": "stop"}
 _EPHEMERAL = {"type": "ephemeral"}
+_LONG_CONTEXT_BETA = "context-1m-2025-08-07"
 #: Anthropic allows four breakpoints: the system prompt and the three latest messages.
 _MESSAGE_BREAKPOINTS = 3
 
@@ -173,7 +174,16 @@ class AnthropicProvider(ModelProvider):
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         system, messages = to_anthropic(request.messages, cache=bool(self.options.get("prompt_caching", True)))
-        params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens, "messages": messages}
+        model = request.model
+        headers: dict[str, str] = {}
+        for suffix in ("[1m]", "-1m"):
+            if model.lower().endswith(suffix):
+                # The 1M-token tier is the same model with a beta flag (the window catalog knows the size).
+                model, headers["anthropic-beta"] = model[: -len(suffix)], _LONG_CONTEXT_BETA
+                break
+        params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+        if headers:
+            params["extra_headers"] = headers
         if system:
             params["system"] = system
         if request.tools:
@@ -187,6 +197,11 @@ class AnthropicProvider(ModelProvider):
 
     def classify(self, exc: BaseException) -> ProviderError:
         return classify_exception(exc, provider=self.name)
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         try:
@@ -205,6 +220,7 @@ class AnthropicProvider(ModelProvider):
         partial_json: dict[int, list[str]] = {}
         usage: dict[str, Any] = {}
         stop, model, response_id = None, request.model, None
+        ended = False
         try:
             for event in self._sdk().messages.create(**params):
                 kind = event.type
@@ -228,10 +244,16 @@ class AnthropicProvider(ModelProvider):
                 elif kind == "message_delta":
                     stop = event.delta.stop_reason or stop
                     usage.update(event.usage.model_dump(exclude_none=True))
+                elif kind == "message_stop":
+                    ended = True
         except ProviderError:
             raise
         except Exception as exc:
             raise self.classify(exc) from None
+        if not ended or stop is None:
+            # No stop reason or no message_stop: the answer was cut off, whatever the text says.
+            raise ProviderError("stream_incomplete", "the stream ended before the model finished its answer",
+                                provider=self.name)
         for index, parts in partial_json.items():
             try:
                 blocks[index]["input"] = json.loads("".join(parts) or "{}")

@@ -18,16 +18,14 @@ class FillFirst(CredentialStrategy):
 
 
 class RoundRobin(CredentialStrategy):
-    """Each request takes the next key in pool order."""
+    """Each request takes the key used longest ago (ties: pool order).
 
-    def __init__(self) -> None:
-        self._last = -1
+    ``last_used`` comes from auth.json, so the rotation is shared by every
+    process using the pool, not kept per process.
+    """
 
     def choose(self, candidates: Sequence[CredentialStatus]) -> CredentialStatus:
-        ordered = sorted(candidates, key=lambda c: c.position)
-        chosen = next((c for c in ordered if c.position > self._last), ordered[0])
-        self._last = chosen.position
-        return chosen
+        return min(candidates, key=lambda c: (c.last_used, c.position))
 
 
 class RandomChoice(CredentialStrategy):

@@ -96,6 +96,11 @@ class OpenAIProvider(ModelProvider):
     def classify(self, exc: BaseException) -> ProviderError:
         return classify_exception(exc, provider=self.name)
 
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         try:
             result = self._sdk().chat.completions.create(**self._params(request))
@@ -124,7 +129,8 @@ class OpenAIProvider(ModelProvider):
         text: list[str] = []
         reasoning: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
-        finish, usage, model, response_id = "stop", None, request.model, None
+        finish: str | None = None
+        usage, model, response_id = None, request.model, None
         try:
             chunks = self._sdk().chat.completions.create(**params)
             for chunk in chunks:
@@ -157,6 +163,10 @@ class OpenAIProvider(ModelProvider):
             raise
         except Exception as exc:
             raise self.classify(exc) from None
+        if finish is None:
+            # The body ended cleanly but the answer did not: never call it "stop".
+            raise ProviderError("stream_incomplete", "the stream ended before the model finished its answer",
+                                provider=self.name)
         tool_calls = [
             {"id": s["id"], "type": "function", "function": {"name": s["name"], "arguments": "".join(s["arguments"])}}
             for _, s in sorted(calls.items())

@@ -10,15 +10,17 @@ already reached the user when a stream breaks.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..providers.base import ModelRequest, ModelResponse, StreamDelta
+from ..providers.base import ModelRequest, ModelResponse, StreamDelta, StreamItem
 from ..providers.errors import ProviderError
 from ..usage import CanonicalUsage
 
-__all__ = ["CallOutcome", "ModelCaller", "ModelRoute", "Interrupted", "call_with_stream"]
+__all__ = ["POLL_SECONDS", "CallOutcome", "ModelCaller", "ModelRoute", "Interrupted", "call_with_stream", "interruptible"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,61 @@ class CallOutcome:
     notes: list[str] = field(default_factory=list)
 
 
+#: How often a waiting call looks at the interrupt flag: Ctrl-C is honoured within this.
+POLL_SECONDS = 0.05
+
+
+def _items(route: ModelRoute, request: ModelRequest) -> Iterator[StreamItem]:
+    if request.stream:
+        return iter(route.client.stream(request, lease=route.lease))
+    return iter((route.client.complete(request, lease=route.lease),))  # type: ignore[attr-defined]
+
+
+def _abort(route: ModelRoute) -> None:
+    abort = getattr(route.client, "abort", None)
+    if callable(abort):
+        abort()  # closes the HTTP response under the abandoned reader
+
+
+def interruptible(route: ModelRoute, request: ModelRequest,
+                  is_interrupted: Callable[[], bool]) -> Iterator[StreamItem]:
+    """The call's items, read in a helper thread so an interrupt never waits for the network.
+
+    On an interrupt the connection is closed and the reader abandoned (it is a
+    daemon and discards what still arrives), so no retry or backoff sleep of
+    the client runs on the user's time. Raises :class:`Interrupted` ("" text;
+    the caller adds what it collected).
+    """
+    items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    cancelled = threading.Event()
+
+    def read() -> None:
+        try:
+            for item in _items(route, request):
+                if cancelled.is_set():
+                    return
+                items.put(("item", item))
+            items.put(("end", None))
+        except BaseException as exc:  # handed to the caller's thread as is
+            items.put(("error", exc))
+
+    threading.Thread(target=read, name="hermes-model-call", daemon=True).start()
+    while True:
+        try:
+            kind, value = items.get(timeout=POLL_SECONDS)
+        except queue.Empty:
+            if is_interrupted():
+                cancelled.set()
+                _abort(route)
+                raise Interrupted("") from None
+            continue
+        if kind == "end":
+            return
+        if kind == "error":
+            raise value
+        yield value
+
+
 def call_with_stream(
     route: ModelRoute,
     request: ModelRequest,
@@ -68,17 +125,18 @@ def call_with_stream(
     on_delta: Callable[[StreamDelta], None] | None,
     is_interrupted: Callable[[], bool],
 ) -> CallOutcome:
-    """Stream one request; deltas go to ``on_delta`` as they arrive.
+    """Make one call (streamed when ``request.stream``); deltas go to ``on_delta`` as they arrive.
 
     A stream that breaks after text arrived returns that text as a partial
-    answer instead of failing: the user has already seen it, and a retry
-    would say it twice. An interrupt raises :class:`Interrupted` with the text
-    so far.
+    answer with ``finish_reason`` ``incomplete`` (never ``stop``): the user has
+    already seen it, a retry would say it twice, and the loop asks the model to
+    continue. An interrupt raises :class:`Interrupted` with the text so far,
+    within :data:`POLL_SECONDS` even while the request is still waiting.
     """
     text: list[str] = []
     reasoning: list[str] = []
     try:
-        for item in route.client.stream(request, lease=route.lease):
+        for item in interruptible(route, request, is_interrupted):
             if isinstance(item, StreamDelta):
                 if item.text:
                     text.append(item.text)
@@ -87,9 +145,12 @@ def call_with_stream(
                 if on_delta is not None:
                     on_delta(item)
                 if is_interrupted():
+                    _abort(route)
                     raise Interrupted("".join(text))
             else:
                 return CallOutcome(item)
+    except Interrupted:
+        raise Interrupted("".join(text)) from None
     except ProviderError as error:
         if not text:
             raise
@@ -97,6 +158,7 @@ def call_with_stream(
         message: dict[str, Any] = {"role": "assistant", "content": "".join(text)}
         if reasoning:
             message["reasoning"] = "".join(reasoning)
-        response = ModelResponse(message=message, finish_reason="stop", usage=CanonicalUsage(request_count=1), model=route.model)
-        return CallOutcome(response, partial=True, notes=[f"the connection dropped ({error.reason}); the answer may be incomplete"])
+        response = ModelResponse(message=message, finish_reason="incomplete", usage=CanonicalUsage(request_count=1),
+                                 model=route.model)
+        return CallOutcome(response, partial=True, notes=[f"the stream broke mid-answer ({error.reason}); the text so far is kept"])
     raise ProviderError("format_error", f"the stream from {route.label} ended without a response", retryable=True)

@@ -87,7 +87,7 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
     set, falling back once to the main model.
     """
     from ..context_engine import ContextEngine
-    from ..context_windows import context_length_for
+    from ..context_windows import resolve_model
     from ..errors import PluginLoadError
     from .summarizer import make_summarizer
 
@@ -106,9 +106,14 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
             import logging
 
             logging.getLogger(__name__).warning("auxiliary summary model unusable (%s); using the main model", exc)
-    length = context_length_for(main.model, config.get("model.context_length", None))
+    def window(route: ModelRoute, configured: int | None = None) -> int:
+        key = route.lease.credential.key if getattr(route, "lease", None) is not None else None
+        return resolve_model(route.model, configured=configured, base_url=getattr(route.client, "base_url", None),
+                             api_key=key, home=home).context_length
+
+    length = window(main, config.get("model.context_length", None))
     # The summary request is capped by the window of the model that reads it.
-    summary_length = length if summary_routes[0] is main else context_length_for(summary_routes[0].model)
+    summary_length = length if summary_routes[0] is main else window(summary_routes[0])
     summarizer = make_summarizer(summary_routes, summary_length)
     return engine_class(context_length=length, config=config, summarizer=summarizer, model=main.model)
 
@@ -229,4 +234,6 @@ def describe_result(result: dict[str, Any]) -> str:
         return "interrupted; send another message to continue"
     if result.get("empty"):
         return "the model gave no answer"
+    if result.get("incomplete"):
+        return "the answer is incomplete: the stream was cut off before the model finished; send another message to continue"
     return "done"

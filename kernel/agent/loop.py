@@ -30,6 +30,9 @@ from ..providers.errors import ProviderError
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
 from ..tools import CARRY_OVER_KEY, ToolContext
+from ..usage import record_request
+from .answers import ReplyRecovery
+from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .history import SKIPPED_RESULT, defuse_fences, fence_memory_context, repair_history
 
@@ -37,15 +40,12 @@ __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
 log = logging.getLogger(__name__)
 
+#: Kept for plugins that compared against it; the loop never stores or sends a placeholder.
 EMPTY_ANSWER = "(empty)"
-_NUDGE = "Process the tool results above and continue with the task."
-_CONTINUE = "Your previous reply was cut off by the output limit. Continue exactly where it stopped, without repeating."
 _GRACE = (
     "You have used every step this task may take. Do not call tools. Answer now with what you have: "
     "what is done, what is not, and what the user should do next."
 )
-_MAX_EMPTY_RETRIES = 3
-_MAX_CONTINUATIONS = 3
 _MAX_COMPRESSIONS = 3
 
 
@@ -252,7 +252,10 @@ class Agent:
         }
 
     def close(self) -> None:
-        """Stop listening to hooks (the engine) and close the store if the agent opened it."""
+        """Release the key leases, stop listening to hooks (the engine), close the store if the agent opened it."""
+        for route in self.routes:
+            if route.lease is not None and hasattr(route.lease, "release"):
+                route.lease.release()
         if self.engine is not None:
             self.host.unregister(self.engine)
         if self.memory is not None:
@@ -337,7 +340,8 @@ class Agent:
             "final_response": state.final,
             "messages": list(self.messages),
             "api_calls": state.api_calls,
-            "completed": not (state.failed or state.interrupted or state.empty),
+            "completed": not (state.failed or state.interrupted or state.empty or state.incomplete),
+            "incomplete": state.incomplete,
             "interrupted": state.interrupted,
             "partial": state.partial,
             "failed": state.failed,
@@ -356,9 +360,8 @@ class Agent:
         return result
 
     def _run_steps(self, state: _TurnState) -> None:
-        empty_retries = 0
-        continuations: list[str] = []
-        nudge: str | None = None
+        recovery = ReplyRecovery(self.max_tokens)
+        extra_next: list[dict[str, Any]] = []
         first = True
         while True:
             if self._interrupt.is_set():
@@ -368,10 +371,8 @@ class Agent:
             first = False
             grace = not self.budget.consume()
             state.budget_exhausted = state.budget_exhausted or grace
-            extra = [{"role": "user", "content": _GRACE}] if grace else []
-            if nudge:
-                extra.append({"role": "user", "content": nudge})
-            outcome = self._call_model(state, with_tools=not grace, extra=extra)
+            extra = ([{"role": "user", "content": _GRACE}] if grace else []) + extra_next
+            outcome = self._call_model(state, with_tools=not grace, extra=extra, max_tokens=recovery.max_tokens)
             response = outcome.response
             state.partial = state.partial or outcome.partial
             for note in outcome.notes:
@@ -379,36 +380,33 @@ class Agent:
             message = self._assistant_message(response)
             if grace:
                 message.pop("tool_calls", None)  # no tools were offered; never leave calls unanswered
-            calls = message.get("tool_calls") or []
-            text = message.get("content") or ""
-            if not text.strip() and not calls and not grace:
-                after_tools = bool(self.messages) and self.messages[-1].get("role") == "tool"
-                if after_tools and nudge is None:
-                    nudge = _NUDGE
-                    continue
-                empty_retries += 1
-                if empty_retries <= _MAX_EMPTY_RETRIES:
-                    self._emit("status", f"empty response; retrying ({empty_retries}/{_MAX_EMPTY_RETRIES})")
-                    continue
+            after_tools = bool(self.messages) and self.messages[-1].get("role") == "tool"
+            step = recovery.assess(message, response.finish_reason, grace=grace, after_tools=after_tools)
+            extra_next = step.extra
+            if step.status:
+                self._emit("status", step.status)
+            if step.kind == "retry":
+                continue
+            if step.kind == "fallback":
                 if self._next_fallback(state, "the model kept answering with nothing"):
-                    empty_retries = 0
                     continue
-                state.empty = True
-                state.final = EMPTY_ANSWER
-                self._append({"role": "assistant", "content": EMPTY_ANSWER, "finish_reason": "empty"})
+                state.empty = True  # no placeholder enters the history
                 return
-            nudge = None
-            self._append(message)
-            if calls and not grace:
-                self._run_tools(calls)
-                continue
-            if response.finish_reason == "length" and len(continuations) < _MAX_CONTINUATIONS and not grace:
-                continuations.append(text)
-                self._append({"role": "user", "content": _CONTINUE})
-                self._emit("status", "the answer hit the output limit; asking the model to continue")
-                continue
-            state.final = "".join(continuations) + text
-            return
+            if step.kind in ("fail", "grace_failed"):
+                state.failed = True
+                state.error = step.text if step.kind == "fail" else "the step budget ran out and the last call gave no answer"
+                state.final = "" if step.kind == "fail" else step.text
+                return
+            if step.append:
+                self._append(message)
+            if step.kind == "tools":
+                self._run_tools(message.get("tool_calls") or [])
+            elif step.kind == "continue":
+                self._append({"role": "user", "content": step.follow_up})
+            else:  # answer or incomplete
+                state.final = step.text
+                state.incomplete = step.kind == "incomplete"
+                return
 
     def _assistant_message(self, response: ModelResponse) -> dict[str, Any]:
         message = dict(response.message)
@@ -426,10 +424,12 @@ class Agent:
                 # Recalled context rides on this turn's user message, at request time only.
                 wire["content"] = f"{self._ephemeral}\n\n{wire['content']}"
             messages.append(wire)
-        return messages + extra
+        return sanitize_messages(messages + extra)
 
-    def _call_model(self, state: _TurnState, *, with_tools: bool, extra: list[dict[str, Any]]) -> CallOutcome:
+    def _call_model(self, state: _TurnState, *, with_tools: bool, extra: list[dict[str, Any]],
+                    max_tokens: int | None = None) -> CallOutcome:
         compressions = 0
+        repaired: set[str] = set()
         route_index = state.route_index
         while True:
             route = self.routes[route_index]
@@ -437,19 +437,30 @@ class Agent:
                 model=route.model,
                 messages=self._request_messages(extra),
                 tools=self.tools.schemas() if with_tools else [],
-                max_tokens=self.max_tokens,
+                max_tokens=max_tokens or self.max_tokens,
                 temperature=self.temperature,
                 stream=self.stream,
             )
+            if route.lease is not None and hasattr(route.lease, "renew_if_due"):
+                route.lease.renew_if_due()  # a long session keeps its key
             try:
                 outcome = self._invoke(route, request)
             except ProviderError as error:
                 state.api_calls += 1
+                self._log_request(route, f"error:{error.reason}")
+                if error.should_repair and error.reason not in repaired:
+                    fixed = repair(error.reason, self.messages)
+                    if fixed is not None:
+                        repaired.add(error.reason)
+                        self.messages[:] = fixed
+                        self._emit("status", f"the provider refused the request ({error.reason}); repaired it and retrying")
+                        continue
                 if error.should_compress and compressions < _MAX_COMPRESSIONS and self.engine is not None:
                     compressions += 1
-                    if error.context_limit and error.context_limit < self.engine.context_length:
-                        # The provider stated the real window: believe it from now on.
-                        self.engine.update_model(route.model, error.context_limit)
+                    limit = error.context_limit or stepped_window(error.reason, self.engine.context_length)
+                    if limit and limit < self.engine.context_length:
+                        # The provider stated (or the probe tiers suggest) the real window: use it from now on.
+                        self.engine.update_model(route.model, limit)
                     self._emit("status", f"context too large ({error.reason}); compressing and retrying")
                     if self.compress():
                         continue
@@ -460,12 +471,10 @@ class Agent:
                 raise _TurnFailed(error) from None
             state.api_calls += 1
             self._account(outcome.response)
+            self._log_request(route, "incomplete" if outcome.partial else "ok", outcome.response)
             return outcome
 
     def _invoke(self, route: ModelRoute, request: ModelRequest) -> CallOutcome:
-        if not request.stream:
-            return CallOutcome(route.client.complete(request, lease=route.lease))  # type: ignore[attr-defined]
-
         def on_delta(delta: StreamDelta) -> None:
             if delta.text:
                 self._emit("text", delta.text)
@@ -487,6 +496,13 @@ class Agent:
             self.engine.update_from_response(response.usage)
         if self.store is not None and self.session_id is not None:
             self.store.record_usage(self.session_id, response.usage, response.cost)
+
+    def _log_request(self, route: ModelRoute, outcome: str, response: ModelResponse | None = None) -> None:
+        home = self.tool_context.home
+        if home is not None and hasattr(home, "logs_dir"):
+            record_request(home.logs_dir / "requests.jsonl", session_id=self.session_id, provider=route.client.name,
+                           model=route.model, outcome=outcome, usage=response.usage if response else None,
+                           cost=response.cost if response else None)
 
     def _maybe_compress(self, *, preflight: bool) -> None:
         """Compress when the engine says so: a rough estimate before the first call, reported tokens after."""
@@ -568,6 +584,7 @@ class _TurnState:
     error: str | None = None
     route_index: int = 0
     budget_exhausted: bool = False
+    incomplete: bool = False
 
 
 def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:

@@ -54,6 +54,7 @@ BUILTIN_COMMANDS = {
     "profile": LazyCommand(".profile", "app", "Manage profiles: separate homes with their own config, keys and sessions."),
     "plugin": LazyCommand(".plugin", "app", "Install, list, enable, disable and remove plugins."),
     "auth": LazyCommand(".auth", "app", "Manage API keys of the credential pool (HERMES_HOME/auth.json)."),
+    "models": LazyCommand(".models_cmd", "app", "Show model context windows and output limits, and where each figure came from."),
     "memory": LazyCommand(".memory_cmd", "app", "Show memory providers and saved entries; set one up; turn memory off or on."),
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
     "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),

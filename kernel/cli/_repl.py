@@ -143,13 +143,17 @@ def repl(agent: Any, display: ChatDisplay) -> None:
             answer = result.get("final_response") or ""
             if answer and not display.showed(answer):
                 print(answer)  # it did not arrive as a stream (a fallback, a continuation)
-            if result.get("failed") or result.get("empty") or result.get("interrupted"):
+            if result.get("failed") or result.get("empty") or result.get("interrupted") or result.get("incomplete"):
                 from ..agent.factory import describe_result
 
                 print(f"  · {describe_result(result)}", file=sys.stderr)
     finally:
         from .chat import _finish_reviews
 
-        _finish_reviews(agent, timeout=30.0)
-        agent.end_session("user_exit")
+        from ._signals import received
+
+        stopped = received()
+        if stopped is None:
+            _finish_reviews(agent, timeout=30.0)
+        agent.end_session(stopped or "user_exit")
         agent.close()

@@ -93,15 +93,24 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the keys of every provider (masked), where each comes from, and its state."""
+    from ..config import read_dotenv
+
     app_state = state(ctx)
+    dotenv = read_dotenv(app_state.home.env_path)  # applied to the environment, named apart here
     rows = []
     for name in _providers(app_state, provider):
-        for cred, cooldown in _pool(app_state, name).statuses():
+        pool = _pool(app_state, name)
+        shared = pool.store.read(copy=False).get("usage", {})
+        for cred, cooldown in pool.statuses():
+            source = cred.source
+            if source == "env" and dotenv.get(cred.label, "").strip() == cred.key:
+                source = ".env"
             rows.append({
                 "provider": name,
                 "label": cred.label,
                 "key": cred.masked,
-                "source": cred.source,
+                "source": source,
+                "requests": int(shared.get(cred.id, {}).get("requests", 0)),
                 "status": "cooling_down" if cooldown else "ok",
                 "reason": cooldown.get("reason"),
                 "exhausted_until": cooldown.get("exhausted_until"),
@@ -112,8 +121,8 @@ def list_(
     elif not rows:
         typer.echo("no keys; add one with `hermes auth add PROVIDER`")
     else:
-        print_table(["provider", "label", "key", "source", "status"],
-                    [[r["provider"], r["label"], r["key"], r["source"], r["detail"]] for r in rows])
+        print_table(["provider", "label", "key", "source", "requests", "status"],
+                    [[r["provider"], r["label"], r["key"], r["source"], str(r["requests"]), r["detail"]] for r in rows])
 
 
 @app.command("remove")
@@ -140,7 +149,7 @@ def reset(
     ctx: typer.Context,
     provider: Annotated[Optional[str], typer.Argument(help="Only this provider (default: all).")] = None,
 ) -> None:
-    """Clear cooldowns, so exhausted keys are tried again."""
+    """Clear cooldowns of every key (config, environment, .env, auth.json), so they are tried again."""
     app_state = state(ctx)
     total = sum(_pool(app_state, name).reset() for name in _providers(app_state, provider))
     typer.echo(f"cleared {total} cooldown{'s' if total != 1 else ''}")

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..errors import HermesError
+from . import _signals
 from ._state import state
 
 __all__ = ["chat", "run_turn"]
@@ -43,6 +44,10 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
         except KeyboardInterrupt:
             agent.interrupt()
             print("\n  · interrupting at the next safe point…", file=sys.stderr)
+        except _signals.Terminated:
+            agent.interrupt()  # tools stop their process groups, the model call is abandoned
+            done.wait(_signals.GRACE_SECONDS)
+            raise
     return outcome
 
 
@@ -86,13 +91,18 @@ def chat(
         ask_user=None if one_shot else ask_user,
         approve=None if one_shot else approve,
     )
+    _signals.install()
     if one_shot:
         assert query is not None
-        result = run_turn(agent, query)
+        try:
+            result = run_turn(agent, query)
+        except _signals.Terminated as stop:
+            _signals.finish(agent, stop)
         display.finish()
         _finish_reviews(agent)
         agent.end_session("user_exit")
         agent.close()
+        _signals.quiet_teardown()
         if result.get("completed"):
             typer.echo(result["final_response"])
             return
@@ -103,4 +113,7 @@ def chat(
     from ._review import review_compression
 
     agent.review_compression = review_compression  # /compress --review and compression.review: ask
-    repl(agent, display)
+    try:
+        repl(agent, display)
+    except _signals.Terminated as stop:  # the REPL already ended the session with the signal's reason
+        _signals.leave(stop)

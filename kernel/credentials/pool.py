@@ -1,11 +1,13 @@
 """The credential pool: several keys per provider, chosen by a strategy plugin.
 
 Keys come from config (``credentials.<provider>``), the environment
-(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...) and ``HERMES_HOME/auth.json``,
-in that order. A key that hits a rate limit or a billing limit cools down for
-an hour unless the provider said when it resets; one refused as unauthorised
-cools down for five minutes. Cooldowns and session leases live in auth.json,
-so every process on the machine sees them.
+(``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...; ``HERMES_HOME/.env`` is part of
+the environment) and ``HERMES_HOME/auth.json``, in that order. A key cools down
+for as long as the provider said (``retry-after``, reset headers, even 0);
+without reset information a rate limit cools it 60 s, a quota or billing
+failure an hour, and an unauthorised key five minutes. Cooldowns, request
+counts, last use (the round-robin cursor) and session leases live in auth.json
+under its lock, so every process on the machine shares them.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Default cooldown in seconds by failure reason, when the provider gives no reset time.
-COOLDOWNS = {"rate_limit": 3600.0, "billing": 3600.0, "auth": 300.0}
+COOLDOWNS = {"rate_limit": 60.0, "billing": 3600.0, "auth": 300.0}
 _ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
@@ -116,6 +118,14 @@ class CredentialLease:
     def __init__(self, pool: CredentialPool, credential: Credential, lease_id: str) -> None:
         self.pool, self.credential, self.lease_id = pool, credential, lease_id
         self.released = False
+        self.renewed_at = pool.clock()
+
+    def renew_if_due(self) -> bool:
+        """Extend the lease once half its time has passed (long sessions keep their key)."""
+        if self.released or self.pool.clock() - self.renewed_at < self.pool.lease_ttl / 2:
+            return False
+        self.pool._renew(self)
+        return True
 
     def release(self) -> None:
         if not self.released:
@@ -155,8 +165,6 @@ class CredentialPool:
         self.lease_ttl = lease_ttl
         self.clock = clock
         self._lock = threading.RLock()
-        self._request_counts: dict[str, int] = {}
-        self._last_used: dict[str, float] = {}
         self._cached: tuple[Any, list[Credential]] | None = None
 
     # --- the keys ---------------------------------------------------------------
@@ -246,20 +254,29 @@ class CredentialPool:
                 chosen = preferred
             else:
                 chosen = self._choose(creds, usable, self._live_leases(data, now))
-            self._request_counts[chosen.id] = self._request_counts.get(chosen.id, 0) + 1
-            self._last_used[chosen.id] = now
+            self._count_use(chosen, now)
             return chosen
+
+    def _count_use(self, chosen: Credential, now: float) -> None:
+        # Shared through auth.json: least_used and round_robin see every process's requests.
+        def change(data: dict[str, Any]) -> None:
+            entry = data.setdefault("usage", {}).setdefault(chosen.id, {})
+            entry["requests"] = int(entry.get("requests", 0)) + 1
+            entry["last_used"] = now
+
+        self.store.update(change)
 
     def _choose(self, creds: Sequence[Credential], usable: Sequence[Credential],
                 leases: Mapping[str, int]) -> Credential:
         positions = {c.id: i for i, c in enumerate(creds)}
+        shared = self.store.read(copy=False).get("usage", {})
         views = [
             CredentialStatus(
                 id=c.id,
                 label=c.label,
                 position=positions.get(c.id, 0),
-                request_count=self._request_counts.get(c.id, 0),
-                last_used=self._last_used.get(c.id, 0.0),
+                request_count=int(shared.get(c.id, {}).get("requests", 0)),
+                last_used=float(shared.get(c.id, {}).get("last_used", 0.0)),
                 leases=leases.get(c.id, 0),
             )
             for c in usable
@@ -274,9 +291,13 @@ class CredentialPool:
     # --- outcomes ----------------------------------------------------------------
 
     def mark_exhausted(self, credential: Credential, error: ProviderError) -> float:
-        """Cool ``credential`` down after ``error``; returns the cooldown in seconds."""
+        """Cool ``credential`` down after ``error``; returns the cooldown in seconds.
+
+        What the provider said wins, 0 included; a 401 is never shortened by headers.
+        """
         default = self.cooldowns.get(error.reason, self.cooldowns["rate_limit"])
-        cooldown = error.retry_after if error.reason != "auth" and error.retry_after else default
+        said = error.retry_after if error.reason != "auth" else None
+        cooldown = max(0.0, float(said)) if said is not None else default
         until = self.clock() + cooldown
 
         def change(data: dict[str, Any]) -> None:
@@ -288,7 +309,7 @@ class CredentialPool:
         return cooldown
 
     def record_success(self, credential: Credential) -> None:
-        """Clear a cooldown the key has just proven wrong (a last-resort retry succeeded)."""
+        """Clear any error state of a key that just answered (cheap when there is none)."""
         if credential.id in self.store.read(copy=False)["state"]:
             self.store.update(lambda data: data["state"].pop(credential.id, None))
 
@@ -322,6 +343,15 @@ class CredentialPool:
 
             self.store.update(change)
             return CredentialLease(self, credential, lease_id)
+
+    def _renew(self, lease: CredentialLease) -> None:
+        expires = self.clock() + self.lease_ttl
+
+        def change(data: dict[str, Any]) -> None:
+            data["leases"].setdefault(lease.credential.id, {})[lease.lease_id] = expires
+
+        self.store.update(change)
+        lease.renewed_at = self.clock()
 
     def _release(self, lease: CredentialLease) -> None:
         def change(data: dict[str, Any]) -> None:

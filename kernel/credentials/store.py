@@ -5,7 +5,8 @@ Layout::
     {"version": 1,
      "credentials": {"openai": [{"key": "...", "label": "work", "added_at": 1.7e9}]},
      "state": {"<key id>": {"exhausted_until": 1.7e9, "reason": "rate_limit"}},
-     "leases": {"<key id>": {"<lease id>": <expires at>}}}
+     "leases": {"<key id>": {"<lease id>": <expires at>}},
+     "usage": {"<key id>": {"requests": 12, "last_used": 1.7e9}}}
 
 Every change is a read-modify-write under an exclusive ``fcntl`` lock on a
 side file, written atomically with mode 0600, so concurrent processes never
@@ -39,7 +40,7 @@ def key_id(key: str) -> str:
 
 
 def _empty() -> dict[str, Any]:
-    return {"version": 1, "credentials": {}, "state": {}, "leases": {}}
+    return {"version": 1, "credentials": {}, "state": {}, "leases": {}, "usage": {}}
 
 
 class AuthStore:
@@ -129,6 +130,7 @@ class AuthStore:
             for entry in gone:
                 data["state"].pop(key_id(entry.get("key", "")), None)
                 data["leases"].pop(key_id(entry.get("key", "")), None)
+                data["usage"].pop(key_id(entry.get("key", "")), None)
             return gone
 
         return self.update(change)

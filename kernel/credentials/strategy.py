@@ -14,8 +14,8 @@ class CredentialStatus:
     """What a strategy may see of one usable credential; never the key itself.
 
     ``position`` is the key's place in the pool (config, then environment,
-    then auth.json, each in order); ``request_count`` counts requests made
-    with it by this process; ``leases`` is how many live sessions hold it.
+    then auth.json, each in order); ``request_count`` and ``last_used``
+    count requests made with it by every process (shared in auth.json); ``leases`` is how many live sessions hold it.
     """
 
     id: str

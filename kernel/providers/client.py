@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 
 __all__ = ["ModelClient", "open_model_client"]
 
+
+def _refused(provider: str, credential: Credential, error: ProviderError) -> ProviderError:
+    """The 401 a retry did not fix: which key, where it comes from, how to fix it."""
+    where = {"env": f"the environment or .env ({credential.label})", "config": f"config.yaml ({credential.label})",
+             "auth.json": f"auth.json ({credential.label})"}.get(credential.source, credential.label)
+    return ProviderError(
+        "auth",
+        f"the {provider} key {credential.masked} from {where} was refused as unauthorised twice; "
+        f"check it, replace it with `hermes auth add {provider}`, or remove it with `hermes auth remove {provider} LABEL`",
+        status=error.status,
+        provider=provider,
+        should_rotate_credential=False,
+    )
+
 log = logging.getLogger(__name__)
 
 PROVIDERS_GROUP = "hermes.model_providers"
@@ -119,6 +133,9 @@ class ModelClient:
                     elif isinstance(item, ModelResponse):
                         item.cost = compute_cost(request.model, item.usage, self.pricing,
                                                  reported_usd=item.reported_cost_usd)
+                        # Before the yield: the caller may stop iterating once it has the response.
+                        if credential is not None and self.pool is not None:
+                            self.pool.record_success(credential)
                     yield item
             except ProviderError as error:
                 log.debug("%s %s attempt %d with key %s: %s (retryable=%s rotate=%s)", self.name,
@@ -126,35 +143,86 @@ class ModelClient:
                           error.should_rotate_credential)
                 if emitted:
                     raise  # text already reached the user; a retry would repeat it
-                if error.should_rotate_credential and credential is not None and self.pool is not None:
-                    self.pool.mark_exhausted(credential, error)
-                    following = self._next_credential(credential)
-                    if following is not None:
-                        log.debug("%s: rotating from key %s to %s", self.name, label, following.label)
-                        credential, attempt = following, 0  # a fresh budget for the new key
-                        continue
-                if not error.retryable or attempt >= self.retry.max_attempts:
+                step = self._recover(error, credential, attempt)
+                if step is None:
                     raise
-                wait = self.retry.delay(attempt, error)
-                if wait is None:
-                    raise
-                log.debug("%s: retrying in %.2fs", self.name, wait)
-                self.sleep(wait)
+                if isinstance(step, ProviderError):
+                    raise step from None
+                following, wait = step
+                if following is not credential:
+                    log.debug("%s: rotating from key %s to %s", self.name, label,
+                              following.label if following is not None else "-")
+                    credential, attempt = following, 0  # a fresh budget for the new key
+                if wait:
+                    log.debug("%s: retrying in %.2fs", self.name, wait)
+                    self.sleep(wait)
                 continue
-            if credential is not None and self.pool is not None and attempt > 1:
-                self.pool.record_success(credential)
             log.debug("%s %s attempt %d with key %s: ok", self.name, request.model, attempt, label)
             return
 
-    def _next_credential(self, current: Credential) -> Credential | None:
+    def _recover(
+        self, error: ProviderError, credential: Credential | None, attempt: int
+    ) -> tuple[Credential | None, float] | ProviderError | None:
+        """What to do after ``error``: ``(key, wait)`` to try again, an error to raise instead, or None (raise it).
+
+        Keys: a rate limit with reset information cools the key exactly that
+        long; without it the same key is retried once, then cooled (60 s) and
+        rotated. Billing rotates at once; a 401 is retried once on the same key,
+        then cools it and rotates, or names the key and the fix.
+        """
+        pool = self.pool
+        keyed = error.should_rotate_credential and credential is not None and pool is not None
+        if keyed and error.reason == "auth":
+            assert credential is not None and pool is not None
+            if attempt == 1:
+                return credential, 0.0  # one retry: a proxy or a rotated token may have been stale
+            following = self._next_credential(credential, mark=error, only_if_other=True)
+            if following is not None:
+                return following, 0.0
+            return _refused(self.name, credential, error)
+        if keyed and error.reason in ("rate_limit", "billing"):
+            assert credential is not None and pool is not None
+            told = error.retry_after is not None
+            if error.reason == "billing" or told or attempt >= 2:
+                following = self._next_credential(credential, mark=error)
+                if following is not None:
+                    return following, 0.0
+            if error.reason == "billing":
+                return None
+        if not error.retryable or attempt >= self.retry.max_attempts:
+            return None
+        if error.reason == "unknown" and attempt >= 2:
+            return None  # retried once: an unclassified failure that repeats is not transient
+        wait = self.retry.delay(attempt, error)
+        if wait is None:
+            return None
+        return credential, wait
+
+    def _next_credential(self, current: Credential, *, mark: ProviderError | None = None,
+                         only_if_other: bool = False) -> Credential | None:
+        """Another usable key after cooling ``current`` down for ``mark``; None if there is none."""
         from ..credentials import CredentialsExhaustedError
 
         assert self.pool is not None
+        if mark is not None:
+            if only_if_other and not any(c.key != current.key for c in self.pool.credentials()):
+                return None  # a cooldown cannot fix the only key; the user must
+            self.pool.mark_exhausted(current, mark)
         try:
             following = self.pool.select()
         except CredentialsExhaustedError:
             return None
         return following if following.key != current.key else None
+
+    def abort(self) -> None:
+        """Close every provider's connections (from another thread: Ctrl-C mid-request)."""
+        providers = list(self._providers.values())
+        self._providers.clear()
+        for provider in providers:
+            try:
+                provider.close()
+            except Exception:  # the reader thread may be tearing the same client down
+                log.debug("closing %s during an abort failed", self.name, exc_info=True)
 
     def close(self) -> None:
         for provider in self._providers.values():
@@ -197,7 +265,7 @@ def open_model_client(
         env_name=env_key_for(name, provider_class),
         environ=env,
         cooldowns={
-            "rate_limit": float(pool_settings.get("rate_limit_cooldown", 3600)),
+            "rate_limit": float(pool_settings.get("rate_limit_cooldown", 60)),
             "billing": float(pool_settings.get("billing_cooldown", 3600)),
             "auth": float(pool_settings.get("auth_cooldown", 300)),
         },

@@ -42,6 +42,16 @@ FailureReason = Literal[
     "content_policy",
     "format_error",
     "unknown",
+    "auth_permanent",
+    "thinking_signature",
+    "image_too_large",
+    "image_rejected",
+    "long_context_tier",
+    "provider_policy_blocked",
+    "upstream_rate_limit",
+    "invalid_encrypted_content",
+    "multimodal_tool_content",
+    "stream_incomplete",
 ]
 
 
@@ -51,6 +61,8 @@ class _Flags:
     should_compress: bool = False
     should_rotate_credential: bool = False
     should_fallback: bool = False
+    #: The request itself must change before a retry can work (see ``hermes.kernel.agent.repairs``).
+    should_repair: bool = False
 
 
 REASONS: dict[str, _Flags] = {
@@ -65,7 +77,26 @@ REASONS: dict[str, _Flags] = {
     "model_not_found": _Flags(should_fallback=True),
     "content_policy": _Flags(),
     "format_error": _Flags(),
-    "unknown": _Flags(),
+    # Retried once: an unclassified failure is often transient, twice rarely is.
+    "unknown": _Flags(retryable=True),
+    # A key without permission for this model or endpoint: no retry, no cooldown can fix it.
+    "auth_permanent": _Flags(should_fallback=True),
+    # A thinking block's signature no longer verifies (another model or key signed it): strip and retry.
+    "thinking_signature": _Flags(should_repair=True),
+    "image_too_large": _Flags(should_repair=True),
+    "image_rejected": _Flags(should_repair=True, should_fallback=True),
+    # A window tier (Anthropic's 1M context) this key may not use: step down and compress.
+    "long_context_tier": _Flags(should_compress=True),
+    # An aggregator's routing policy refused every upstream (OpenRouter data policy): another provider may not.
+    "provider_policy_blocked": _Flags(should_fallback=True),
+    # The aggregator's upstream is rate limited, not this key: wait and retry, never cool the key.
+    "upstream_rate_limit": _Flags(retryable=True, should_fallback=True),
+    # Encrypted reasoning from another session or model: drop it and retry.
+    "invalid_encrypted_content": _Flags(should_repair=True),
+    # Images or parts inside tool results that this endpoint refuses: flatten to text and retry.
+    "multimodal_tool_content": _Flags(should_repair=True),
+    # The stream ended without a finish reason: retried before any text, continued after.
+    "stream_incomplete": _Flags(retryable=True, should_fallback=True),
 }
 
 
@@ -90,6 +121,7 @@ class ProviderError(HermesError):
         should_compress: bool | None = None,
         should_rotate_credential: bool | None = None,
         should_fallback: bool | None = None,
+        should_repair: bool | None = None,
     ) -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown failure reason {reason!r}")
@@ -106,6 +138,7 @@ class ProviderError(HermesError):
             flags.should_rotate_credential if should_rotate_credential is None else should_rotate_credential
         )
         self.should_fallback = flags.should_fallback if should_fallback is None else should_fallback
+        self.should_repair = flags.should_repair if should_repair is None else should_repair
         where = f"{provider} " if provider else ""
         code = f" (HTTP {status})" if status else ""
         super().__init__(f"{where}{reason}{code}: {message}")
@@ -121,6 +154,7 @@ class ProviderError(HermesError):
             "should_compress": self.should_compress,
             "should_rotate_credential": self.should_rotate_credential,
             "should_fallback": self.should_fallback,
+            "should_repair": self.should_repair,
         }
 
 
@@ -152,6 +186,15 @@ _CONTEXT_HINTS = (
 )
 _BILLING_HINTS = ("insufficient_quota", "billing", "credit balance", "payment", "quota")
 _CONTENT_HINTS = ("content_policy", "content policy", "content filter", "content_filter", "safety system")
+_SIGNATURE_HINTS = ("invalid signature", "signature in thinking", "thinking block", "thinking.signature",
+                    "redacted_thinking")
+_ENCRYPTED_HINTS = ("invalid_encrypted_content", "encrypted content", "encrypted_content")
+_IMAGE_SIZE_HINTS = ("image exceeds", "image is too large", "image too large", "image size", "image dimensions")
+_IMAGE_HINTS = ("image", "vision", "multimodal", "image_url")
+_TOOL_CONTENT_HINTS = ("tool_result", "tool message", "role 'tool'", "tool content", "tool_call_id")
+_LONG_CONTEXT_HINTS = ("long context", "long-context", "extra usage", "context-1m", "1m context")
+_POLICY_HINTS = ("data policy", "no endpoints found", "guardrail", "provider routing", "no allowed providers")
+_UPSTREAM_HINTS = ("upstream", "provider returned error", "temporarily rate-limited upstream", "rate-limited upstream")
 _MODEL_HINTS = ("model_not_found", "does not exist", "unknown model", "no such model", "model:")
 
 
@@ -236,6 +279,33 @@ def parse_reset_seconds(headers: Mapping[str, str] | None, now: float | None = N
     return max(resets) if resets else None
 
 
+_BODY_RESET_KEYS = ("retry_after", "retry_after_seconds", "resets_in_seconds", "reset_after", "reset_seconds")
+_BODY_RESET_AT_KEYS = ("resets_at", "reset_at", "reset_time")
+
+
+def _body_reset_seconds(body: Any, now: float | None = None) -> float | None:
+    """A reset some servers put in the error body: seconds, or an instant (epoch or ISO 8601)."""
+    inner = body.get("error", body) if isinstance(body, Mapping) else None
+    if not isinstance(inner, Mapping):
+        return None
+    now = time.time() if now is None else now
+    for scope in (inner, inner.get("metadata") if isinstance(inner.get("metadata"), Mapping) else {}):
+        for key in _BODY_RESET_KEYS:
+            value = scope.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return max(0.0, float(value))
+        for key in _BODY_RESET_AT_KEYS:
+            value = scope.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                stamp = float(value) / (1000 if value > 1e12 else 1)  # milliseconds or seconds
+                return max(0.0, stamp - now)
+            if isinstance(value, str):
+                instant = _parse_instant(value, now)
+                if instant is not None:
+                    return instant
+    return None
+
+
 # --- classification -------------------------------------------------------------
 
 
@@ -264,28 +334,48 @@ def classify_status(
 ) -> ProviderError:
     """Classify an HTTP error response by status, error body and headers."""
     text, kinds = _error_text(body, message or f"HTTP {status}")
-    words = f"{text} {kinds}".lower()
+    words = f"{text} {kinds}".lower().replace("`", "")
     retry_after = parse_reset_seconds(headers)
+    if retry_after is None:
+        retry_after = _body_reset_seconds(body)
 
     def make(reason: FailureReason, **extra: Any) -> ProviderError:
         return ProviderError(
             reason, text, status=status, retry_after=retry_after, provider=provider, **extra
         )
 
+    if status in (400, 429) and any(h in words for h in _LONG_CONTEXT_HINTS):
+        return make("long_context_tier")
     if any(hint in words for hint in _CONTEXT_HINTS) and status in (400, 413, 422, None):
         return make("context_overflow", context_limit=parse_context_limit(text))
     if status == 401:
         return make("auth")
     if status == 402 or (status in (400, 403, 429) and any(h in words for h in _BILLING_HINTS)):
         return make("billing")
+    if status == 403 and any(h in words for h in _POLICY_HINTS):
+        return make("provider_policy_blocked")
     if status == 403:
-        return make("auth")
+        return make("auth_permanent")
+    if status == 429 and any(h in words for h in _UPSTREAM_HINTS):
+        return make("upstream_rate_limit")
     if status == 429:
         return make("rate_limit")
+    if status == 404 and any(h in words for h in _POLICY_HINTS):
+        return make("provider_policy_blocked")
     if status == 404:
         if any(hint in words for hint in _MODEL_HINTS) or "not_found" in words:
             return make("model_not_found")
         return make("unknown")
+    if status in (400, 422) and any(h in words for h in _ENCRYPTED_HINTS):
+        return make("invalid_encrypted_content")
+    if status in (400, 422) and "signature" in words and any(h in words for h in _SIGNATURE_HINTS):
+        return make("thinking_signature")
+    if status in (400, 413, 422) and any(h in words for h in _IMAGE_SIZE_HINTS):
+        return make("image_too_large")
+    if status in (400, 422) and any(h in words for h in _IMAGE_HINTS):
+        if any(h in words for h in _TOOL_CONTENT_HINTS):
+            return make("multimodal_tool_content")
+        return make("image_rejected")
     if status == 413 or "request_too_large" in words:
         return make("payload_too_large")
     if any(hint in words for hint in _CONTENT_HINTS):

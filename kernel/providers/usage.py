@@ -42,7 +42,11 @@ def _details(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def normalize_openai_usage(usage: Any) -> CanonicalUsage:
-    """OpenAI Chat ``usage``: cached tokens are subtracted from ``prompt_tokens``."""
+    """OpenAI Chat ``usage``: cache reads and writes are subtracted from ``prompt_tokens``.
+
+    Both live inside ``prompt_tokens`` on this wire (OpenRouter and other
+    aggregators report ``cache_write_tokens`` beside ``cached_tokens``).
+    """
     data = usage_dict(usage)
     prompt = _int(data.get("prompt_tokens"))
     prompt_details = _details(data, "prompt_tokens_details")
@@ -50,11 +54,12 @@ def normalize_openai_usage(usage: Any) -> CanonicalUsage:
     cached = min(prompt, _int(prompt_details.get("cached_tokens")))
     # Some OpenAI-compatible servers (DeepSeek) report cache hits under their own name.
     cached = cached or min(prompt, _int(data.get("prompt_cache_hit_tokens")))
+    written = min(prompt - cached, _int(prompt_details.get("cache_write_tokens")))
     return CanonicalUsage(
-        input_tokens=prompt - cached,
+        input_tokens=prompt - cached - written,
         output_tokens=_int(data.get("completion_tokens")),
         cache_read_tokens=cached,
-        cache_write_tokens=_int(prompt_details.get("cache_write_tokens")),
+        cache_write_tokens=written,
         reasoning_tokens=_int(completion_details.get("reasoning_tokens")),
         request_count=1,
     )

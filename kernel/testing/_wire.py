@@ -15,6 +15,7 @@ from typing import Any
 from .script import Fault, Reply, ScriptedUsage
 
 __all__ = [
+    "without_finish",
     "anthropic_error",
     "anthropic_json",
     "anthropic_sse",
@@ -65,6 +66,40 @@ def _reset_stamp(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _retry_after(fault: Fault, headers: dict[str, str]) -> None:
+    if fault.retry_after is None:
+        return
+    if fault.retry_after_date:
+        import email.utils
+
+        headers["retry-after"] = email.utils.formatdate(time.time() + fault.retry_after, usegmt=True)
+    else:
+        headers["retry-after"] = f"{fault.retry_after:g}"
+
+
+#: Wording of the failures beyond the common ones, as vendors and aggregators phrase them:
+#: (message, type, code).
+_EXTRA_ERRORS: dict[str, tuple[str, str, str | None]] = {
+    "thinking_signature": ("messages.1.content.0: Invalid `signature` in `thinking` block",
+                           "invalid_request_error", None),
+    "image_too_large": ("messages.0.content.1.image.source.base64: image exceeds 5 MB maximum",
+                        "invalid_request_error", None),
+    "image_rejected": ("This model does not support image input (image_url content).",
+                       "invalid_request_error", "unsupported_content"),
+    "multimodal_tool_content": ("Invalid content for role 'tool': image parts are not supported in tool messages",
+                                "invalid_request_error", None),
+    "invalid_encrypted_content": ("The encrypted content for item rs_1 could not be verified.",
+                                  "invalid_request_error", "invalid_encrypted_content"),
+    "long_context_tier": ("The long context beta is not yet available for this subscription (extra usage required).",
+                          "rate_limit_error", None),
+    "provider_policy_blocked": ("No endpoints found matching your data policy (Provider routing).",
+                                "not_found_error", None),
+    "upstream_rate_limit": ("Provider returned error: model is temporarily rate-limited upstream.",
+                            "rate_limit_error", None),
+    "unknown": ("I'm a teapot", "teapot_error", None),
+}
+
+
 # --- OpenAI Chat Completions ------------------------------------------------------
 
 
@@ -74,7 +109,8 @@ def _openai_usage(usage: ScriptedUsage, cost: float | None) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": usage.output_tokens,
         "total_tokens": prompt + usage.output_tokens,
-        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens, "audio_tokens": 0,
+                                  "cache_write_tokens": usage.cache_write_tokens},
         "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens, "audio_tokens": 0},
     }
     if cost is not None:
@@ -180,6 +216,8 @@ def openai_error(fault: Fault, body: dict[str, Any]) -> tuple[dict[str, str], An
     elif kind == "content_policy":
         message = "Your request was rejected as a result of our safety system."
         code = "content_policy_violation"
+    elif kind in _EXTRA_ERRORS:
+        message, etype, code = _EXTRA_ERRORS[kind]
     elif kind == "overloaded":
         message = "The server is overloaded. Please try again later."
         etype = "server_error"
@@ -189,8 +227,7 @@ def openai_error(fault: Fault, body: dict[str, Any]) -> tuple[dict[str, str], An
     else:
         message = "The server had an error while processing your request. Sorry about that!"
         etype = "server_error"
-    if fault.retry_after is not None:
-        headers["retry-after"] = f"{fault.retry_after:g}"
+    _retry_after(fault, headers)
     return headers, {"error": {"message": fault.message or message, "type": etype, "param": None, "code": code}}
 
 
@@ -296,11 +333,19 @@ def anthropic_error(fault: Fault, body: dict[str, Any]) -> tuple[dict[str, str],
         message = f"prompt is too long: {limit + 8323} tokens > {limit} maximum"
     elif kind == "content_policy":
         message = "Output blocked by content filtering policy"
+    elif kind in _EXTRA_ERRORS:
+        message, etype, _ = _EXTRA_ERRORS[kind]
     elif kind in ("overloaded", "unavailable"):
         etype, message = "overloaded_error", "Overloaded"
     else:
         etype, message = "api_error", "Internal server error"
-    if fault.retry_after is not None:
-        headers["retry-after"] = f"{fault.retry_after:g}"
+    _retry_after(fault, headers)
     return headers, {"type": "error", "error": {"type": etype, "message": fault.message or message},
                      "request_id": "req_fake"}
+
+
+def without_finish(api: str, events: list[bytes]) -> list[bytes]:
+    """``events`` cut before the finish: no ``finish_reason``/``[DONE]``, no ``message_delta``/``message_stop``."""
+    if api == "openai":
+        return [e for e in events if b'"finish_reason":null' in e and b'"delta":{}' not in e]
+    return [e for e in events if not (e.startswith(b"event: message_delta") or e.startswith(b"event: message_stop"))]

@@ -24,7 +24,7 @@ FAULT_REASONS: dict[str, str | None] = {
     "rate_limit": "rate_limit",
     "billing": "billing",
     "auth": "auth",
-    "forbidden": "auth",
+    "forbidden": "auth_permanent",
     "model_not_found": "model_not_found",
     "payload_too_large": "payload_too_large",
     "context_overflow": "context_overflow",
@@ -37,6 +37,17 @@ FAULT_REASONS: dict[str, str | None] = {
     "drop_stream": "server_error",
     "malformed_json": "format_error",
     "empty": None,
+    "cut_stream": "stream_incomplete",
+    "slow_stream": None,
+    "thinking_signature": "thinking_signature",
+    "image_too_large": "image_too_large",
+    "image_rejected": "image_rejected",
+    "multimodal_tool_content": "multimodal_tool_content",
+    "invalid_encrypted_content": "invalid_encrypted_content",
+    "long_context_tier": "long_context_tier",
+    "provider_policy_blocked": "provider_policy_blocked",
+    "upstream_rate_limit": "upstream_rate_limit",
+    "unknown": "unknown",
 }
 
 
@@ -58,6 +69,8 @@ class ScriptedProvider(ModelProvider):
         self.requests.append(request)
         entry = self.script.next(first_user_text(request.messages))
         if isinstance(entry, Fault):
+            if entry.kind == "slow_stream":
+                return Reply(text=entry.message or "a slow answer", delay=entry.seconds)
             if FAULT_REASONS[entry.kind] is None:
                 return Reply(text="", usage=None)
             raise self._fault_error(entry)
@@ -66,7 +79,7 @@ class ScriptedProvider(ModelProvider):
     def _fault_error(self, fault: Fault) -> ProviderError:
         reason = FAULT_REASONS[fault.kind]
         limit = (fault.limit or 128000) if fault.kind == "context_overflow" else None
-        status = None if fault.kind in ("hang", "drop_stream", "malformed_json", "empty") else fault.http_status
+        status = None if fault.kind in ("hang", "drop_stream", "malformed_json", "empty", "cut_stream") else fault.http_status
         retryable = True if reason == "format_error" else None
         return ProviderError(reason, fault.message or f"scripted {fault.kind}", status=status,  # type: ignore[arg-type]
                              retry_after=fault.retry_after if fault.retry_after is not None else fault.reset_after,

@@ -47,6 +47,17 @@ FAULT_KINDS: dict[str, int] = {
     "drop_stream": 200,
     "malformed_json": 200,
     "empty": 200,
+    "cut_stream": 200,
+    "slow_stream": 200,
+    "thinking_signature": 400,
+    "image_too_large": 400,
+    "image_rejected": 400,
+    "multimodal_tool_content": 400,
+    "invalid_encrypted_content": 400,
+    "long_context_tier": 429,
+    "provider_policy_blocked": 404,
+    "upstream_rate_limit": 429,
+    "unknown": 418,
 }
 
 
@@ -110,6 +121,10 @@ class Fault:
     headers (seconds from now); ``limit`` the context window a
     ``context_overflow`` message states; ``seconds`` how long a ``hang`` lasts;
     ``message``/``status`` override the vendor wording and status.
+    ``retry_after_date`` sends ``retry-after`` as an HTTP date instead of
+    seconds. ``cut_stream`` streams ``message`` (or a default sentence) and
+    ends the body cleanly without a finish reason; ``slow_stream`` streams it
+    one word every ``seconds``.
     """
 
     kind: str
@@ -119,6 +134,7 @@ class Fault:
     seconds: float = 30.0
     message: str | None = None
     status: int | None = None
+    retry_after_date: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:

@@ -72,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._send_json(200, {"object": "list", "data": []})
+            self._send_json(200, {"object": "list", "data": list(self.server.owner.models)})
         else:
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -121,8 +121,17 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "empty":
             self._reply(api, Reply(text="", usage=_wire.ScriptedUsage(input_tokens=10)), body, n)
             return
-        if kind == "drop_stream":
+        if kind == "drop_stream" or (kind == "cut_stream" and not body.get("stream")):
             self._drop(api, body, n)
+            return
+        if kind == "cut_stream":
+            reply = Reply(text=fault.message or "This answer stops before its end, with no finish reason")
+            events = (_wire.openai_sse if api == "openai" else _wire.anthropic_sse)(reply, body, n)
+            # Everything up to the finish: the body ends cleanly, the answer does not.
+            self._send_stream(_wire.without_finish(api, events))
+            return
+        if kind == "slow_stream":
+            self._slow(api, Reply(text=fault.message or "a slow answer that takes its time"), body, n, fault.seconds)
             return
         if kind == "malformed_json":
             if body.get("stream"):
@@ -157,6 +166,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
         self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _slow(self, api: str, reply: Reply, body: dict[str, Any], n: int, pause: float) -> None:
+        stopping = self.server.owner._stopping
+        if not body.get("stream"):
+            if stopping.wait(pause):
+                return
+            self._reply(api, reply, body, n)
+            return
+        events = (_wire.openai_sse if api == "openai" else _wire.anthropic_sse)(reply, body, n)
+        self._start_stream()
+        for event in events:
+            self._write_chunk(event)
+            if b"delta" in event and stopping.wait(pause):
+                return
+        self.wfile.write(b"0\r\n\r\n")
 
     # --- low-level writers -------------------------------------------------------------
 
@@ -217,6 +241,9 @@ class FakeModelServer:
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: What ``GET /v1/models`` lists: OpenAI-style entries, with any metadata fields
+        #: (``max_model_len``, ``context_length``, ``top_provider``, ``pricing``).
+        self.models: list[dict[str, Any]] = []
 
     # --- lifecycle ---------------------------------------------------------------
 

@@ -10,7 +10,11 @@ from hermes.kernel import ToolError, atomic_write
 
 from ._common import is_binary
 
-__all__ = ["atomic_write_text", "check_readable_text_file", "read_text", "similar_names"]
+__all__ = ["as_file_bytes", "atomic_write_text", "check_readable_text_file", "read_text", "shown", "similar_names"]
+
+# read_text keeps an undecodable byte B as the lone surrogate U+DC00+B (surrogateescape).
+_ESCAPED = {0xDC00 + b: chr(b) for b in range(0x80, 0x100)}
+_UNESCAPED = {b: chr(0xDC00 + b) for b in range(0x80, 0x100)}
 
 
 def similar_names(path: Path, limit: int = 5) -> list[str]:
@@ -73,3 +77,25 @@ def read_text(path: Path) -> str:
     """A text file's exact content: line endings kept, undecodable bytes preserved for write-back."""
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
         return fh.read()
+
+
+def shown(text: str) -> str:
+    """``text`` as the model reads it: each undecodable byte as its Latin-1 character.
+
+    One code point per code point, so an index into the shown text is an index
+    into ``text``; no lone surrogate ever reaches a request.
+    """
+    return text.translate(_ESCAPED) if any("\udc80" <= ch <= "\udcff" for ch in text) else text
+
+
+def as_file_bytes(new: str, text: str) -> str:
+    """``new`` ready to splice into ``text``: Latin-1 characters go back as single bytes in a Latin-1 file.
+
+    A file whose every non-ASCII byte failed to decode as UTF-8 is Latin-1 (or
+    a Windows code page); writing ``é`` there as two UTF-8 bytes would mix
+    encodings. A mixed or UTF-8 file takes UTF-8.
+    """
+    non_ascii = [ch for ch in text if ord(ch) > 0x7F]
+    if not non_ascii or not all("\udc80" <= ch <= "\udcff" for ch in non_ascii):
+        return new
+    return "".join(_UNESCAPED.get(ord(ch), ch) for ch in new)

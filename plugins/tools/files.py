@@ -14,7 +14,7 @@ from typing import Any
 from hermes.kernel import Tool, ToolContext, ToolError
 
 from ._common import display_path, opt_bool, opt_int, opt_str, req_str, resolve_path
-from ._fileops import atomic_write_text, check_readable_text_file, read_text
+from ._fileops import as_file_bytes, atomic_write_text, check_readable_text_file, read_text, shown
 from ._search import find_content, find_names
 
 __all__ = [
@@ -65,10 +65,11 @@ def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     total = 0
     last_shown = 0
     capped = False
-    with open(path, encoding="utf-8", errors="replace") as fh:
+    # surrogateescape + shown(): a Latin-1 byte reads as its character, and patch can match it.
+    with open(path, encoding="utf-8", errors="surrogateescape") as fh:
         for total, line in enumerate(fh, start=1):
             if offset <= total < offset + limit and not capped:
-                entry = _numbered(total, line.rstrip("\r\n"))
+                entry = _numbered(total, shown(line.rstrip("\r\n")))
                 if out and size + len(entry) + 1 > READ_MAX_CHARS:
                     capped = True
                     continue
@@ -148,6 +149,14 @@ def _snippet(text: str, start_line: int, new_line_count: int) -> str:
     return "\n".join(_numbered(n, lines[n - 1]) for n in range(first, last + 1))
 
 
+def _non_overlapping(text: str, old: str) -> list[int]:
+    found, index = [], text.find(old)
+    while index != -1:
+        found.append(index)
+        index = text.find(old, index + len(old))
+    return found
+
+
 def patch(args: dict[str, Any], ctx: ToolContext) -> str:
     """Replace the one occurrence of ``old_string`` (or all, with ``replace_all``) in a file."""
     raw = req_str(args, "path")
@@ -160,7 +169,8 @@ def patch(args: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError("old_string and new_string are identical; there is nothing to change.")
     path = resolve_path(ctx, raw)
     check_readable_text_file(path, raw)
-    text = read_text(path)
+    raw_text = read_text(path)
+    text = shown(raw_text)  # what read_file showed; same indices as raw_text
 
     starts = _occurrences(text, old)
     if not starts and "\r\n" in text and "\r\n" not in old:
@@ -184,13 +194,20 @@ def patch(args: dict[str, Any], ctx: ToolContext) -> str:
             "surrounding context to make it unique, or set replace_all=true to change every one."
         )
     first_line = _line_of(text, starts[0])
+    stored = as_file_bytes(new, raw_text)
     if replace_all:
         count = text.count(old)  # what str.replace changes: non-overlapping occurrences
-        updated = text.replace(old, new)
+        spans = [m for m in _non_overlapping(text, old)]
     else:
-        updated = text[: starts[0]] + new + text[starts[0] + len(old) :]
+        spans = [starts[0]]
+    pieces, last = [], 0
+    for start in spans:  # splice into the raw text, so bytes outside the edit stay exactly as they were
+        pieces += [raw_text[last:start], stored]
+        last = start + len(old)
+    written = "".join(pieces) + raw_text[last:]
+    updated = shown(written)
     try:
-        atomic_write_text(path, updated)
+        atomic_write_text(path, written)
     except PermissionError:
         raise ToolError(f"{raw}: permission denied; the file cannot be changed.") from None
     what = f"replaced {count} occurrences" if count > 1 else "replaced 1 occurrence"

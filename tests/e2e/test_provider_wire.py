@@ -161,7 +161,7 @@ FAULTS = [
     ("rate_limit", {"retry_after": 7}, "rate_limit", True, False, True, True),
     ("billing", {}, "billing", False, False, True, True),
     ("auth", {}, "auth", False, False, True, True),
-    ("forbidden", {}, "auth", False, False, True, True),
+    ("forbidden", {}, "auth_permanent", False, False, False, True),
     ("model_not_found", {}, "model_not_found", False, False, False, True),
     ("payload_too_large", {}, "payload_too_large", False, True, False, False),
     ("context_overflow", {"limit": 32768}, "context_overflow", False, True, False, False),
@@ -173,6 +173,15 @@ FAULTS = [
     ("drop_stream", {}, "server_error", True, False, False, True),
     ("malformed_json", {}, "format_error", True, False, False, False),
     ("hang", {"seconds": 5}, "timeout", True, False, False, True),
+    ("thinking_signature", {}, "thinking_signature", False, False, False, False),
+    ("image_too_large", {}, "image_too_large", False, False, False, False),
+    ("image_rejected", {}, "image_rejected", False, False, False, True),
+    ("multimodal_tool_content", {}, "multimodal_tool_content", False, False, False, False),
+    ("invalid_encrypted_content", {}, "invalid_encrypted_content", False, False, False, False),
+    ("long_context_tier", {}, "long_context_tier", False, True, False, False),
+    ("provider_policy_blocked", {}, "provider_policy_blocked", False, False, False, True),
+    ("upstream_rate_limit", {}, "upstream_rate_limit", True, False, False, True),
+    ("unknown", {}, "unknown", True, False, False, False),
 ]
 
 
@@ -195,6 +204,27 @@ def test_fault_is_classified(fake_model_server: FakeModelServer, name: str, stre
         assert error.retry_after == 7 and error.status == 429
     if fault == "context_overflow":
         assert error.context_limit == 32768
+
+
+@both
+def test_a_stream_without_a_finish_reason_is_incomplete_not_stop(fake_model_server: FakeModelServer, name: str) -> None:
+    provider, model = make(fake_model_server, name)
+    fake_model_server.fault("cut_stream", message="half of an answer")
+    pieces = []
+    with pytest.raises(ProviderError) as caught:
+        for item in provider.stream(ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}])):
+            pieces.append(item.text)
+    assert caught.value.reason == "stream_incomplete" and caught.value.retryable
+    assert "".join(pieces) == "half of an answer"  # every delta arrived before the error
+
+
+@both
+def test_retry_after_as_an_http_date(fake_model_server: FakeModelServer, name: str) -> None:
+    provider, model = make(fake_model_server, name)
+    fake_model_server.fault("overloaded", retry_after=30, retry_after_date=True)
+    with pytest.raises(ProviderError) as caught:
+        provider.complete(ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}]))
+    assert 25 <= caught.value.retry_after <= 31
 
 
 @both
@@ -243,3 +273,10 @@ def test_empty_completion_is_returned_for_the_loop_to_judge(fake_model_server: F
     assert not "".join(d.text for d in deltas)
     fake_model_server.reply("something")
     assert not run(provider, ModelRequest(model=model, messages=[{"role": "user", "content": "hi"}]), stream)[0].is_empty
+
+
+def test_anthropic_1m_tier_sends_the_beta_flag_and_the_plain_model(fake_model_server: FakeModelServer) -> None:
+    provider, _ = make(fake_model_server, "anthropic")
+    provider.complete(ModelRequest(model="claude-sonnet-4-5[1m]", messages=[{"role": "user", "content": "hi"}]))
+    sent = fake_model_server.requests[-1]
+    assert sent.body["model"] == "claude-sonnet-4-5" and "context-1m" in sent.headers["anthropic-beta"]

@@ -69,7 +69,8 @@ def test_empty_answers_retry_then_fall_back_then_flag(make_agent) -> None:
     assert result["final_response"] == "from the fallback" and len(primary.requests) == 4
     alone = ScriptedProvider(*[Reply("")] * 4)
     flagged = make_agent(alone).run_conversation("x")
-    assert flagged["final_response"] == EMPTY_ANSWER and flagged["empty"] and not flagged["completed"]
+    assert flagged["final_response"] == "" and flagged["empty"] and not flagged["completed"]
+    assert all(m.get("content") != EMPTY_ANSWER for m in flagged["messages"])  # no placeholder in the history
 
 
 def test_fallback_on_a_provider_failure(make_agent) -> None:

@@ -68,7 +68,13 @@ def test_strategies() -> None:
     views = [CredentialStatus(id=str(i), label=str(i), position=i, request_count=n) for i, n in enumerate([5, 1, 3])]
     assert FillFirst().choose(views).position == 0
     rr = RoundRobin()
-    assert [rr.choose(views).position for _ in range(4)] == [0, 1, 2, 0]
+    used = {0: 0.0, 1: 0.0, 2: 0.0}
+    order = []
+    for tick in range(1, 5):  # last_used is what auth.json shares between processes
+        pick = rr.choose([CredentialStatus(id=str(i), label=str(i), position=i, last_used=used[i]) for i in used])
+        order.append(pick.position)
+        used[pick.position] = float(tick)
+    assert order == [0, 1, 2, 0]
     assert LeastUsed().choose(views).position == 1
     assert {RandomChoice().choose(views).position for _ in range(200)} == {0, 1, 2}
 
@@ -87,17 +93,17 @@ def test_strategies_are_plugins_and_unknown_names_are_clear(hermes_home: Path) -
         open_model_client(host, load_config(home, environ={}), home, environ={})
 
 
-def test_rate_limit_cools_down_an_hour_unless_the_provider_says_otherwise(hermes_home: Path) -> None:
+def test_rate_limit_cools_down_a_minute_unless_the_provider_says_otherwise(hermes_home: Path) -> None:
     clock = Clock()
     p = pool(hermes_home, clock=clock)
-    assert p.mark_exhausted(p.select(), ProviderError("rate_limit", "slow")) == 3600
+    assert p.mark_exhausted(p.select(), ProviderError("rate_limit", "slow")) == 60
     assert p.select().key == B
     assert p.mark_exhausted(p.select(), ProviderError("rate_limit", "slow", retry_after=90)) == 90
     with pytest.raises(CredentialsExhaustedError) as caught:
         p.select()
-    assert caught.value.retry_after == pytest.approx(90)
-    clock.now += 91
-    assert p.select().key == B  # B's reset time came first
+    assert caught.value.retry_after == pytest.approx(60)
+    clock.now += 61
+    assert p.select().key == A  # A's default minute ended first; B waits out its 90 s
 
 
 def test_billing_and_auth_cooldowns(hermes_home: Path) -> None:
@@ -120,6 +126,31 @@ def test_cooldowns_are_shared_across_pool_instances(hermes_home: Path) -> None:
     assert pool(hermes_home, clock=clock).select().key == B
     data = json.loads(home_of(hermes_home).auth_path.read_text())
     assert A not in json.dumps(data["state"])  # state is keyed by a hash, not the key
+
+
+def test_round_robin_cursor_and_request_counts_are_shared_by_processes(hermes_home: Path) -> None:
+    clock = Clock()
+    picks = []
+    for _ in range(4):  # a fresh pool each time, as a fresh `hermes chat -q` process would open
+        clock.now += 1
+        picks.append(pool(hermes_home, keys=[A, B, C], strategy=RoundRobin(), clock=clock).select().key)
+    assert picks == [A, B, C, A]
+    usage = json.loads(home_of(hermes_home).auth_path.read_text())["usage"]
+    assert sorted(v["requests"] for v in usage.values()) == [1, 1, 2]
+
+
+def test_leases_renew_when_half_their_time_has_passed(hermes_home: Path) -> None:
+    clock = Clock()
+    p = CredentialPool("openai", home=home_of(hermes_home), strategy=FillFirst(), config_keys=[A], environ={},
+                       clock=clock, lease_ttl=100)
+    lease = p.lease()
+    clock.now += 10
+    assert not lease.renew_if_due()
+    clock.now += 45
+    assert lease.renew_if_due()
+    (expires,) = json.loads(home_of(hermes_home).auth_path.read_text())["leases"][lease.credential.id].values()
+    assert expires == clock.now + 100
+    lease.release()
 
 
 def test_soft_leases_spread_sessions_and_share_when_oversubscribed(hermes_home: Path) -> None:

@@ -96,23 +96,70 @@ def test_retry_after_is_honoured_and_too_long_waits_are_not_slept(hermes_home: P
 
 
 def test_rotation_does_not_use_up_the_next_keys_retries(hermes_home: Path) -> None:
-    # Key A is rate limited; key B then fails twice transiently and succeeds on its third attempt.
-    script = Script([Fault("rate_limit"), Fault("server_error"), Fault("server_error"), Reply("made it")])
+    # Key A is rate limited without reset information: retried once, then cooled 60 s and rotated;
+    # key B then fails twice transiently and succeeds on its third attempt.
+    clock = Clock()
+    script = Script([Fault("rate_limit"), Fault("rate_limit"), Fault("server_error"), Fault("server_error"),
+                     Reply("made it")])
     client, calls, sleeps = make_client(hermes_home, script, ["sk-aaaaaaaaaaaaaaaaaaaa", "sk-bbbbbbbbbbbbbbbbbbbb"],
-                                        attempts=3)
+                                        attempts=3, clock=clock)
     assert client.complete(REQUEST).text == "made it"
-    assert calls == ["sk-aaaaaaaaaaaaaaaaaaaa"] + ["sk-bbbbbbbbbbbbbbbbbbbb"] * 3
-    assert len(sleeps) == 2  # rotation itself does not wait
+    assert calls == ["sk-aaaaaaaaaaaaaaaaaaaa"] * 2 + ["sk-bbbbbbbbbbbbbbbbbbbb"] * 3
+    assert len(sleeps) == 3  # one backoff on A, two on B; rotation itself does not wait
+    state = client.pool.statuses()[0][1]
+    assert state["reason"] == "rate_limit" and state["exhausted_until"] == clock.now + 60
+
+
+def test_rate_limit_cooldown_follows_what_the_provider_said(hermes_home: Path) -> None:
+    clock = Clock()
+    keys = ["sk-aaaaaaaaaaaaaaaaaaaa", "sk-bbbbbbbbbbbbbbbbbbbb"]
+    client, calls, sleeps = make_client(hermes_home, Script([Fault("rate_limit", retry_after=7), Reply("b")]), keys,
+                                        clock=clock)
+    assert client.complete(REQUEST).text == "b" and calls == keys and sleeps == []
+    assert client.pool.statuses()[0][1]["exhausted_until"] == clock.now + 7
+    # retry-after: 0 means now, not an hour: the single key is retried at once and stays usable.
+    client, calls, sleeps = make_client(hermes_home, Script([Fault("rate_limit", retry_after=0), Reply("ok")]),
+                                        ["sk-cccccccccccccccccccc"], clock=clock)
+    assert client.complete(REQUEST).text == "ok" and sleeps[0] < 1.0 and len(calls) == 2
+    assert client.pool.statuses()[0][1] == {}
+
+
+def test_success_clears_error_state_even_when_the_stream_is_not_drained(hermes_home: Path) -> None:
+    client, calls, _ = make_client(hermes_home, Script([Fault("rate_limit", retry_after=1), Reply("fine")]),
+                                   ["sk-aaaaaaaaaaaaaaaaaaaa"])
+    for item in client.stream(REQUEST):
+        if isinstance(item, ModelResponse):
+            break  # the agent stops at the response, as call_with_stream does
+    assert client.pool.statuses()[0][1] == {}
+
+
+def test_billing_rotates_at_once_and_cools_an_hour(hermes_home: Path) -> None:
+    clock = Clock()
+    client, calls, sleeps = make_client(hermes_home, Script([Fault("billing"), Reply("b")]),
+                                        ["sk-aaaaaaaaaaaaaaaaaaaa", "sk-bbbbbbbbbbbbbbbbbbbb"], clock=clock)
+    assert client.complete(REQUEST).text == "b" and len(calls) == 2 and sleeps == []
+    assert client.pool.statuses()[0][1]["exhausted_until"] == clock.now + 3600
+
+
+def test_single_key_401_is_retried_once_then_named_without_a_cooldown(hermes_home: Path) -> None:
+    client, calls, _ = make_client(hermes_home, Script([Fault("auth"), Fault("auth")]), ["sk-aaaaaaaaaaaaaaaaaaaa"])
+    with pytest.raises(ProviderError) as caught:
+        client.complete(REQUEST)
+    message = str(caught.value)
+    assert caught.value.reason == "auth" and len(calls) == 2
+    assert "config-1" in message and "sk-a...aaaa" in message and "hermes auth add openai" in message
+    assert "sk-aaaaaaaaaaaaaaaaaaaa" not in message
+    assert client.pool.statuses()[0][1] == {}  # nothing locks the only key: the next run tries it again
 
 
 def test_auth_failure_rotates_and_all_exhausted_is_a_clear_error(hermes_home: Path) -> None:
     clock = Clock()
-    script = Script([Fault("auth"), Fault("billing")])
+    script = Script([Fault("auth"), Fault("auth"), Fault("billing")])
     client, calls, _ = make_client(hermes_home, script, ["sk-aaaaaaaaaaaaaaaaaaaa", "sk-bbbbbbbbbbbbbbbbbbbb"],
                                    clock=clock)
     with pytest.raises(ProviderError) as caught:
         client.complete(REQUEST)
-    assert caught.value.reason == "billing" and len(calls) == 2
+    assert caught.value.reason == "billing" and len(calls) == 3
     with pytest.raises(CredentialsExhaustedError) as exhausted:
         client.complete(REQUEST)
     message = str(exhausted.value)
@@ -156,3 +203,10 @@ def test_leased_key_is_preferred_by_its_session(hermes_home: Path) -> None:
     assert calls == ["sk-bbbbbbbbbbbbbbbbbbbb"]
     first.release()
     second.release()
+
+
+def test_unknown_failures_are_retried_exactly_once(hermes_home: Path) -> None:
+    client, calls, _ = make_client(hermes_home, Script([Fault("unknown")] * 3), ["sk-aaaaaaaaaaaaaaaaaaaa"], attempts=5)
+    with pytest.raises(ProviderError) as caught:
+        client.complete(REQUEST)
+    assert caught.value.reason == "unknown" and len(calls) == 2

@@ -15,7 +15,7 @@ from hermes.kernel.providers.errors import REASONS, classify_status, parse_conte
     "status,body,reason",
     [
         (401, {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}, "auth"),
-        (403, {"type": "error", "error": {"type": "permission_error", "message": "no"}}, "auth"),
+        (403, {"type": "error", "error": {"type": "permission_error", "message": "no"}}, "auth_permanent"),
         (402, {"error": {"message": "pay up"}}, "billing"),
         (429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota"}}, "billing"),
         (400, {"type": "error", "error": {"type": "billing_error", "message": "Your credit balance is too low"}}, "billing"),
@@ -74,11 +74,16 @@ def test_reset_headers() -> None:
 def test_flags_follow_the_reason_table() -> None:
     for reason, flags in REASONS.items():
         error = ProviderError(reason, "m")  # type: ignore[arg-type]
-        assert (error.retryable, error.should_compress, error.should_rotate_credential, error.should_fallback) == (
-            flags.retryable, flags.should_compress, flags.should_rotate_credential, flags.should_fallback)
+        assert (error.retryable, error.should_compress, error.should_rotate_credential, error.should_fallback,
+                error.should_repair) == (flags.retryable, flags.should_compress, flags.should_rotate_credential,
+                                         flags.should_fallback, flags.should_repair)
+    # Parity with the reference's 22 reasons.
     assert set(REASONS) == {"auth", "billing", "rate_limit", "overloaded", "server_error", "timeout",
                             "context_overflow", "payload_too_large", "model_not_found", "content_policy",
-                            "format_error", "unknown"}
+                            "format_error", "unknown", "auth_permanent", "thinking_signature", "image_too_large",
+                            "image_rejected", "long_context_tier", "provider_policy_blocked", "upstream_rate_limit",
+                            "invalid_encrypted_content", "multimodal_tool_content", "stream_incomplete"}
+    assert ProviderError("unknown", "m").retryable  # retried once by the client's budget
     with pytest.raises(ValueError):
         ProviderError("nonsense", "m")  # type: ignore[arg-type]
 
@@ -102,3 +107,17 @@ def test_as_dict_and_message() -> None:
     error = classify_status(429, {"error": {"message": "slow down"}}, {"retry-after": "3"}, provider="openai")
     assert error.as_dict()["retry_after"] == 3.0
     assert str(error) == "openai rate_limit (HTTP 429): slow down"
+
+
+def test_reset_in_the_error_body_sets_retry_after() -> None:
+    import time as _time
+
+    from hermes.kernel.providers.errors import classify_status
+
+    at = classify_status(429, {"error": {"message": "slow down", "resets_at": _time.time() + 30}})
+    assert at.reason == "rate_limit" and 28 <= at.retry_after <= 30
+    seconds = classify_status(429, {"error": {"message": "busy", "metadata": {"retry_after_seconds": 0}}})
+    assert seconds.retry_after == 0.0  # zero means now, not "unknown"
+    iso = classify_status(429, {"error": {"message": "x", "reset_at": "2000-01-01T00:00:00Z"}})
+    assert iso.retry_after == 0.0
+    assert classify_status(429, {"error": {"message": "no reset"}}).retry_after is None
