@@ -16,6 +16,7 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as ServerToolError
 from mcp.types import SamplingMessage, TextContent
 
 # A 1x1 transparent PNG.
@@ -47,7 +48,8 @@ def add(a: int, b: int) -> dict[str, int]:
 
 @server.tool()
 async def slow(seconds: float, tag: str = "slow") -> str:
-    """Sleep, then answer; records a marker when the client cancels it."""
+    """Sleep, then answer; records markers when it starts and when the client cancels it."""
+    _mark(f"started-{tag}")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
@@ -59,7 +61,7 @@ async def slow(seconds: float, tag: str = "slow") -> str:
 @server.tool()
 def fail(message: str) -> str:
     """Always raises, with the message given."""
-    raise ValueError(message)
+    raise ServerToolError(message)
 
 
 @server.tool()
