@@ -56,6 +56,7 @@ BUILTIN_COMMANDS = {
     "auth": LazyCommand(".auth", "app", "Manage API keys of the credential pool (HERMES_HOME/auth.json)."),
     "memory": LazyCommand(".memory_cmd", "app", "Show memory providers and saved entries; turn memory off or on."),
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
+    "mcp": LazyCommand(".mcp_cmd", "app", "Add, list, test and remove MCP servers (tools from the Model Context Protocol)."),
     "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),
 }
 

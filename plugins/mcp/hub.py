@@ -87,7 +87,7 @@ class _Server:
                 reason = _reason(exc, self.state.spec)
                 if first:
                     self._give_up(reason)
-                    log.warning("mcp server %r did not start: %s", self.state.spec.name, reason)
+                    (log.warning if self.hub.warn else log.info)("mcp server %r did not start: %s", self.state.spec.name, reason)
                     return
                 self.state.error = reason
             first = False
@@ -299,7 +299,9 @@ class McpHub:
         lookup: Mapping[str, str] | None = None,
         log_dir: Path | None = None,
         sampler: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None,
+        warn: bool = True,
     ) -> None:
+        self.warn = warn  # False when the caller reports failures itself (hermes mcp)
         self.settings = settings or GlobalSettings()
         self.lookup = dict(lookup if lookup is not None else os.environ)
         self.log_dir = log_dir

@@ -23,7 +23,7 @@ from .convert import render_result, safe_schema, tool_name
 from .hub import McpCallError, McpHub, ServerState
 from .settings import GlobalSettings, ServerSpec, parse_servers
 
-__all__ = ["McpToolSource", "close_all_hubs", "hub_for"]
+__all__ = ["McpToolSource", "admin", "close_all_hubs", "hub_for"]
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +125,11 @@ class McpToolSource(ToolSource):
     def close(self) -> None:
         if self.hub is not None:
             self.hub.close()
+
+    @staticmethod
+    def admin(config: Any, home: Any) -> Any:
+        """Configured servers, status and probes for ``hermes mcp`` (nothing starts until asked)."""
+        return admin(config, home)
 
     # --- tools of one server ------------------------------------------------------
 
@@ -264,3 +269,10 @@ class McpToolSource(ToolSource):
             },
             handler=get_prompt, toolset="mcp", read_only=True,
         )  # fmt: skip
+
+
+def admin(config: Any, home: Any) -> Any:
+    """The views ``hermes mcp`` uses (see :mod:`.admin`)."""
+    from .admin import McpAdmin
+
+    return McpAdmin(config, home)
