@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-BENCHMARKS = {"startup": "bench.startup", "providers": "bench.providers", "store": "bench.store", "loop": "bench.loop", "compress": "bench.compress"}
+BENCHMARKS = {"startup": "bench.startup", "providers": "bench.providers", "store": "bench.store", "loop": "bench.loop", "compress": "bench.compress", "mcp": "bench.mcp"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -345,8 +345,8 @@ class McpHub:
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until every server is up or has given up (at most ``timeout``)."""
-        if self._loop is None:
-            return
+        if self._loop is None or all(s.status not in ("idle", "starting") for s in self.states.values()):
+            return  # the common case on every later call: no round trip to the loop
         limit = timeout if timeout is not None else max((s.spec.connect_timeout for s in self.states.values()), default=0) + 2
 
         async def settled() -> None:

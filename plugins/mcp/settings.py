@@ -110,6 +110,8 @@ def _server(name: str, raw: Any, defaults: GlobalSettings) -> ServerSpec:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where} must be a mapping with `command` (stdio) or `url` (http, sse)")
     command, url = raw.get("command"), raw.get("url")
+    if not command and not url and not raw.get("transport"):
+        raise ConfigError(f"{where} needs `command` (a stdio server) or `url` (http, sse)")
     transport = str(raw.get("transport") or ("stdio" if command else "http"))
     if transport not in _TRANSPORTS:
         raise ConfigError(f"{where}.transport must be one of {', '.join(_TRANSPORTS)}, not {transport!r}")
