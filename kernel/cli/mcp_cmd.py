@@ -174,7 +174,7 @@ def test(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
                    f"ping {report['ping_seconds'] * 1000:.1f} ms")  # fmt: skip
     if not report["ok"]:
         log = app_state.home.path / "logs" / f"mcp-{name}.log"
-        hint = f" (server output: {log})" if spec.transport == "stdio" and log.exists() else ""
+        hint = f" (server output: {log})" if spec.transport == "stdio" and log.exists() and log.stat().st_size else ""
         fail(f"MCP server {name!r} failed: {report.get('error') or report.get('status')}{hint}")
 
 
