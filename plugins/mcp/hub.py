@@ -268,6 +268,20 @@ def _http(url: str, headers: Mapping[str, str], connect_timeout: float) -> Any:
     return opened()
 
 
+def _transport_failure(exc: BaseException) -> bool:
+    """True when ``exc`` says the connection itself is gone (a restart may help)."""
+    import sys
+
+    kinds: list[type[BaseException]] = [OSError, EOFError]
+    anyio = sys.modules.get("anyio")
+    if anyio is not None:
+        kinds += [anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream]
+    httpx = sys.modules.get("httpx2")
+    if httpx is not None:
+        kinds.append(httpx.TransportError)
+    return isinstance(exc, tuple(kinds))
+
+
 def _reason(exc: BaseException, spec: ServerSpec) -> str:
     """One line saying why a server is not up."""
     from hermes.kernel import ConfigError
@@ -302,6 +316,7 @@ class McpHub:
         warn: bool = True,
     ) -> None:
         self.warn = warn  # False when the caller reports failures itself (hermes mcp)
+        self.users = 0  # tool sources sharing this hub; the last one to close stops it
         self.settings = settings or GlobalSettings()
         self.lookup = dict(lookup if lookup is not None else os.environ)
         self.log_dir = log_dir
@@ -448,7 +463,7 @@ class McpHub:
                 f"{what} on MCP server {name!r} timed out after {owner.state.spec.timeout:g}s and was cancelled; "
                 "try a smaller request or another approach"
             )
-        if code == _CONNECTION_CLOSED:
+        if code == _CONNECTION_CLOSED or (code is None and _transport_failure(exc)):
             assert self._loop is not None
             self._loop.call_soon_threadsafe(owner.mark_lost, "the connection closed during a call")
             return McpCallError(

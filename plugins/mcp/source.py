@@ -98,7 +98,10 @@ class McpToolSource(ToolSource):
 
         section = config.get("mcp", {}) or {}
         self.sampler = Sampler(GlobalSettings.from_config(section if isinstance(section, dict) else {}), config, home)
+        if self.hub is not None:
+            self.close()  # configured again: let go of the previous hub
         self.hub = hub_for(config, home, sampler=self.sampler)
+        self.hub.users += 1
         if self.hub.sampler is not self.sampler:  # a shared hub: calls bind its sampler
             self.sampler = self.hub.sampler
         results = getattr(home, "results_dir", None)
@@ -123,8 +126,16 @@ class McpToolSource(ToolSource):
         return tools
 
     def close(self) -> None:
-        if self.hub is not None:
-            self.hub.close()
+        """Let go of the hub; the last source using it stops its servers."""
+        hub, self.hub = self.hub, None
+        if hub is None:
+            return
+        hub.users -= 1
+        if hub.users <= 0:
+            for key, value in list(_HUBS.items()):
+                if value is hub:
+                    del _HUBS[key]
+            hub.close()
 
     @staticmethod
     def admin(config: Any, home: Any) -> Any:

@@ -202,3 +202,23 @@ def test_sampling_is_refused_when_turned_off(
     assert len(server.requests) == 2  # no sampling request reached the model
     (content,) = tool_results(server).values()
     assert content.startswith("error: ")
+
+
+def test_an_sse_server_works_and_a_dead_http_server_is_an_error_the_model_reads(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path, marks: Path
+) -> None:
+    server = fake_model_server
+    with http_demo(tmp_path, marks, "sse") as sse_url, http_demo(tmp_path, marks) as http_url:
+        write_config(hermes_home, {"old": {"url": sse_url, "transport": "sse"}, "remote": {"url": http_url}},
+                     restart_backoff=0.1, max_restarts=1)  # fmt: skip
+        server.tool_calls(("mcp_old_echo", {"text": "over sse"}), ("mcp_remote_crash", {}))
+        server.tool_calls(("mcp_remote_echo", {"text": "anyone?"}))
+        server.reply("the remote server is gone")
+        result = hermes_chat("-q", "try both", env=chat_env(server), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    first = [m["content"] for m in server.requests[1].messages if m.get("role") == "tool"]
+    assert first[0] == "echo: over sse"
+    assert first[1].startswith("error: ") and "remote" in first[1]
+    last = list(tool_results(server).values())[-1]
+    assert last.startswith("error: ") and "remote" in last
+    assert result.stdout == "the remote server is gone\n"

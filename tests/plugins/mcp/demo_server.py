@@ -1,7 +1,8 @@
 """An MCP server for the tests, written with the ``mcp`` SDK's server API.
 
-Run ``python demo_server.py stdio`` or ``python demo_server.py http PORT_FILE``
-(Streamable HTTP on 127.0.0.1, port chosen by the OS and written to PORT_FILE).
+Run ``python demo_server.py stdio``, or ``python demo_server.py http|sse PORT_FILE``
+(Streamable HTTP or the older HTTP+SSE on 127.0.0.1, port chosen by the OS and
+written to PORT_FILE).
 ``DEMO_MARK_DIR`` (optional) receives marker files: ``pid-<pid>`` at start and
 ``cancelled-<tag>`` when a ``slow`` call is cancelled by the client.
 """
@@ -110,13 +111,13 @@ def greet(name: str) -> str:
     return f"Please greet {name} warmly."
 
 
-def _serve_http(port_file: Path) -> None:
+def _serve_http(port_file: Path, sse: bool = False) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    app = server.streamable_http_app(host="127.0.0.1")
+    app = server.sse_app(host="127.0.0.1") if sse else server.streamable_http_app(host="127.0.0.1")
     config = uvicorn.Config(app, log_level="warning")
     uv = uvicorn.Server(config)
     tmp = port_file.with_suffix(".tmp")
@@ -127,7 +128,7 @@ def _serve_http(port_file: Path) -> None:
 
 if __name__ == "__main__":
     _mark(f"pid-{os.getpid()}")
-    if sys.argv[1:2] == ["http"]:
-        _serve_http(Path(sys.argv[2]))
+    if sys.argv[1] in ("http", "sse"):
+        _serve_http(Path(sys.argv[2]), sse=sys.argv[1] == "sse")
     else:
         server.run("stdio")

@@ -63,11 +63,11 @@ def wait_for(predicate: Any, timeout: float = 15.0) -> bool:
 
 
 @contextmanager
-def http_demo(tmp: Path, marks: Path) -> Iterator[str]:
-    """The demo server over Streamable HTTP on 127.0.0.1 (an OS-chosen port); yields its URL."""
-    port_file = tmp / "demo-port"
+def http_demo(tmp: Path, marks: Path, transport: str = "http") -> Iterator[str]:
+    """The demo server over Streamable HTTP (or ``sse``) on 127.0.0.1, an OS-chosen port; yields its URL."""
+    port_file = tmp / f"demo-port-{transport}"
     proc = subprocess.Popen(
-        [sys.executable, str(DEMO), "http", str(port_file)],
+        [sys.executable, str(DEMO), transport, str(port_file)],
         env={**os.environ, "DEMO_MARK_DIR": str(marks)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -76,7 +76,7 @@ def http_demo(tmp: Path, marks: Path) -> Iterator[str]:
             raise RuntimeError("the demo HTTP server did not start")
         if proc.poll() is not None:
             raise RuntimeError(f"the demo HTTP server exited with {proc.returncode}")
-        yield f"http://127.0.0.1:{port_file.read_text().strip()}/mcp"
+        yield f"http://127.0.0.1:{port_file.read_text().strip()}/{'sse' if transport == 'sse' else 'mcp'}"
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
