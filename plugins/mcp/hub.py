@@ -72,6 +72,7 @@ class _Server:
         while not self.hub._closing:
             self.lost.clear()
             self.state.status = "starting" if first else "restarting"
+            was_up = False
             try:
                 async with AsyncExitStack() as stack:
                     # asyncio.timeout, not wait_for: the SDK's cancel scopes must stay in this task.
@@ -79,6 +80,7 @@ class _Server:
                         await self._open(stack)
                     self.state.status, self.state.error = "ready", ""
                     self.state.started_at = time.monotonic()
+                    was_up = True
                     self.settled.set()
                     await self.lost.wait()
                     self.session = None
@@ -93,8 +95,9 @@ class _Server:
             first = False
             if self.hub._closing:
                 break
-            up_for = time.monotonic() - self.state.started_at
-            failures = 1 if up_for > _STABLE_AFTER else failures + 1
+            # A server that ran for a while before dying starts a fresh count.
+            stable = was_up and time.monotonic() - self.state.started_at > _STABLE_AFTER
+            failures = 1 if stable else failures + 1
             settings = self.hub.settings
             if failures > settings.max_restarts:
                 self._give_up(f"stopped after {settings.max_restarts} restarts: {self.state.error or 'it kept exiting'}")
@@ -105,7 +108,10 @@ class _Server:
             delay = min(settings.restart_backoff * 2 ** (failures - 1), settings.restart_backoff_max)
             log.info("mcp server %r stopped; restart %d in %.1fs", self.state.spec.name, failures, delay)
             self.state.restarts += 1
-            await asyncio.sleep(delay)
+            try:  # close() ends the wait early
+                await asyncio.wait_for(self.hub._stopping.wait(), delay)
+            except asyncio.TimeoutError:
+                pass
         self.state.status = "stopped"
         self.settled.set()
 
@@ -324,6 +330,7 @@ class McpHub:
         self.states = {spec.name: ServerState(spec) for spec in specs if spec.enabled}
         self._servers: dict[str, _Server] = {}
         self._closing = False
+        self._stopping: asyncio.Event = asyncio.Event()  # replaced on the loop by _start_all
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -353,6 +360,7 @@ class McpHub:
         asyncio.run_coroutine_threadsafe(self._start_all(), loop).result()
 
     async def _start_all(self) -> None:
+        self._stopping = asyncio.Event()
         for name, state in self.states.items():
             server = _Server(self, state)
             self._servers[name] = server
@@ -383,6 +391,7 @@ class McpHub:
             return
 
         async def stop_all() -> None:
+            self._stopping.set()
             for server in self._servers.values():
                 server.lost.set()
             tasks = [s.task for s in self._servers.values() if s.task is not None]
