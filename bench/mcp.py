@@ -6,7 +6,11 @@ baseline awaits ``ClientSession.call_tool`` in a loop on its own event loop,
 the least any client can do. Ours is the path an agent takes: a kernel
 ToolRegistry dispatch of ``mcp_bench_echo`` from a plain thread, scheduled
 onto the hub's background loop, the result rendered and redacted. Batches
-alternate between the two so drift hits both alike. Target: at most 1.2x.
+alternate between the two so drift hits both alike; the ratio compares the
+median batches (the fastest batches are reported beside them). On a loaded
+machine the figure mostly measures how fast threads get scheduled: our path
+has two thread hand-offs per call that the SDK's own loop does not.
+Target: at most 1.2x.
 """
 
 from __future__ import annotations
@@ -104,7 +108,7 @@ def _ours(script: Path, home: Path) -> tuple[Any, Any]:
 
 
 def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
-    runs = max(3, runs or 7)
+    runs = max(3, runs or 11)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bench_server.py"
         script.write_text(SERVER, encoding="utf-8")
@@ -121,6 +125,7 @@ def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
             sdk.close()
     sdk_ms = statistics.median(sdk_times) / calls * 1000
     our_ms = statistics.median(our_times) / calls * 1000
+    sdk_best, our_best = min(sdk_times) / calls * 1000, min(our_times) / calls * 1000
     result = {
         "benchmark": "mcp",
         "runs": runs,
@@ -129,11 +134,13 @@ def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
         "hermes_ms_per_call": round(our_ms, 3),
         "overhead_ms_per_call": round(our_ms - sdk_ms, 3),
         "ratio": round(our_ms / sdk_ms, 3),
+        "sdk_fastest_ms_per_call": round(sdk_best, 3),
+        "hermes_fastest_ms_per_call": round(our_best, 3),
         "target_ratio": TARGET_RATIO,
     }
     verdict = "meets" if result["ratio"] <= TARGET_RATIO else "misses"
-    print(f"mcp ({runs} runs of {calls} stdio tool calls, same server program)")
-    print(f"  mcp SDK ClientSession   {sdk_ms:7.3f} ms per call")
-    print(f"  hermes mcp tool         {our_ms:7.3f} ms per call")
+    print(f"mcp ({runs} runs of {calls} stdio tool calls, same server program; median, fastest in brackets)")
+    print(f"  mcp SDK ClientSession   {sdk_ms:7.3f} ms per call  ({sdk_best:.3f})")
+    print(f"  hermes mcp tool         {our_ms:7.3f} ms per call  ({our_best:.3f})")
     print(f"  ratio                   {result['ratio']:7.3f} x ({verdict} target {TARGET_RATIO} x)")
     return result
