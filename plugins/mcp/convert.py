@@ -31,17 +31,31 @@ def tool_name(server: str, tool: str) -> str:
     return name
 
 
+def _fix_nested(node: Any) -> Any:
+    """Arrays get ``items`` (OpenAI rejects an array schema without one); the rest is kept."""
+    if isinstance(node, list):
+        return [_fix_nested(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    fixed = {key: _fix_nested(value) for key, value in node.items()}
+    kind = fixed.get("type")
+    if (kind == "array" or (isinstance(kind, list) and "array" in kind)) and "items" not in fixed:
+        fixed["items"] = {}
+    return fixed
+
+
 def safe_schema(schema: Any) -> dict[str, Any]:
     """An ``object`` schema both providers take as a tool's parameters.
 
     Anthropic's ``input_schema`` and OpenAI's function parameters need a
     top-level ``type: object`` with ``properties``; OpenAI refuses top-level
-    combinators (``anyOf``...) and ``enum``. Nested parts are kept as they are;
-    ``required`` names that are not properties are dropped (OpenAI rejects them).
+    combinators (``anyOf``...) and ``enum``, and any array schema without
+    ``items``. Other nested parts are kept as they are; ``required`` names that
+    are not properties are dropped (OpenAI rejects them).
     """
     if not isinstance(schema, dict):
         return {"type": "object", "properties": {}}
-    out = {k: v for k, v in schema.items() if k not in _TOP_LEVEL_DROP}
+    out = {k: _fix_nested(v) for k, v in schema.items() if k not in _TOP_LEVEL_DROP}
     out["type"] = "object"
     properties = out.get("properties")
     if not isinstance(properties, dict):

@@ -222,3 +222,21 @@ def test_an_sse_server_works_and_a_dead_http_server_is_an_error_the_model_reads(
     last = list(tool_results(server).values())[-1]
     assert last.startswith("error: ") and "remote" in last
     assert result.stdout == "the remote server is gone\n"
+
+
+def test_mcp_tools_work_through_the_anthropic_provider(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path, marks: Path
+) -> None:
+    server = fake_model_server
+    write_config(hermes_home, {"local": stdio_server(marks)})
+    server.tool_calls(("mcp_local_add", {"a": 1, "b": 2}), ("mcp_local_get_prompt", {"name": "greet", "arguments": {"name": "Bo"}}))
+    server.reply("3, and a greeting")
+    result = hermes_chat("-q", "add", env=chat_env(server, "anthropic"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    tools = {t["name"]: t for t in server.requests[0].body["tools"]}
+    assert tools["mcp_local_add"]["input_schema"]["required"] == ["a", "b"]
+    assert tools["mcp_local_get_prompt"]["input_schema"]["properties"]["name"]["enum"] == ["greet"]
+    results = [b for m in server.requests[-1].body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]  # fmt: skip
+    texts = [b["content"] if isinstance(b["content"], str) else b["content"][0]["text"] for b in results]
+    assert json.loads(texts[0]) == {"sum": 3} and "Please greet Bo warmly." in texts[1]

@@ -36,6 +36,8 @@ def test_schema_gets_an_object_top_level_without_combinators() -> None:
         "required": ["a"],
     }
     assert safe_schema(None) == {"type": "object", "properties": {}}
+    nested = safe_schema({"type": "object", "properties": {"tags": {"type": "array"}, "m": {"type": ["array", "null"]}}})
+    assert nested["properties"] == {"tags": {"type": "array", "items": {}}, "m": {"type": ["array", "null"], "items": {}}}
     assert safe_schema({"type": "object", "required": ["x"]}) == {"type": "object", "properties": {}}
 
 
