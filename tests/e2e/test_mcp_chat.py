@@ -240,3 +240,38 @@ def test_mcp_tools_work_through_the_anthropic_provider(
                if b.get("type") == "tool_result"]  # fmt: skip
     texts = [b["content"] if isinstance(b["content"], str) else b["content"][0]["text"] for b in results]
     assert json.loads(texts[0]) == {"sum": 3} and "Please greet Bo warmly." in texts[1]
+
+
+def test_a_repl_session_reuses_one_server_across_turns_and_stops_it_at_exit(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path, marks: Path
+) -> None:
+    server = fake_model_server
+    write_config(hermes_home, {"local": stdio_server(marks)})
+    server.tool_calls(("mcp_local_echo", {"text": "one"}))
+    server.reply("first")
+    server.tool_calls(("mcp_local_echo", {"text": "two"}))
+    server.reply("second")
+    result = hermes_chat(input="turn one\n/new\nturn two\n/exit\n", env=chat_env(server), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "first" in result.stdout and "second" in result.stdout
+    assert list(tool_results(server).values()) == ["echo: two"]
+    (child,) = pids(marks)  # one process served both turns and both sessions
+    assert wait_for(lambda: not alive(child), 10), f"MCP server {child} outlived hermes"
+
+
+def test_a_server_that_never_answers_times_out_at_start_and_is_stopped(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    server = fake_model_server
+    pid_file = tmp_path / "mute.pid"
+    mute = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(120)"
+    write_config(hermes_home, {"mute": {"command": sys.executable, "args": ["-c", mute, str(pid_file)], "connect_timeout": 2}})
+    server.reply("no tools needed")
+    started = time.monotonic()
+    result = hermes_chat("-q", "hi", env=chat_env(server), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "no tools needed\n" and time.monotonic() - started < 60
+    (warning,) = [line for line in result.stderr.splitlines() if "mute" in line]
+    assert "did not start: no answer within 2s (connect_timeout)" in warning
+    assert not any(name.startswith("mcp_mute") for name in offered(server))
+    assert wait_for(lambda: not alive(int(pid_file.read_text())), 10)
