@@ -105,3 +105,15 @@ def test_a_server_that_cannot_start_fails_its_test_with_the_reason(hermes, herme
     assert tested.stderr.strip() == f"error: MCP server 'gone' failed: command not found: {tmp_path / 'missing-binary'}"
     listed = hermes("mcp", "list")
     assert listed.returncode == 0 and "failed" in listed.stdout
+
+
+def test_config_show_masks_mcp_env_and_header_values(hermes, hermes_home: Path) -> None:
+    secret = "plain-value-0123456789abcdef"
+    assert hermes("mcp", "add", "s", "--env", f"DATABASE={secret}", "--env", "REF=${MY_REF}", "--", "srv").returncode == 0
+    assert hermes("mcp", "add", "r", "--url", "http://h/mcp", "--header", f"X-Custom={secret}").returncode == 0
+    shown = hermes("config", "show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert secret not in shown.stdout
+    servers = json.loads(shown.stdout)["mcp"]["servers"]
+    assert servers["s"]["env"] == {"DATABASE": "plai...cdef", "REF": "${MY_REF}"}
+    assert servers["r"]["headers"] == {"X-Custom": "plai...cdef"}
