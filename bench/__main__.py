@@ -17,6 +17,7 @@ BENCHMARKS = {
     "compat": "bench.compat",
     "serve": "bench.serve",
     "oneshot": "bench.oneshot",
+    "mcp": "bench.mcp",
 }
 
 

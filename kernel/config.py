@@ -136,6 +136,17 @@ DEFAULTS: dict[str, Any] = {
         "requests_per_minute": 0,
         "cost_per_day": 0.0,
     },
+    "mcp": {
+        # NAME: {command, args, env, cwd} (stdio) or {url, headers, transport: http | sse}, plus
+        # enabled, timeout, connect_timeout, include, exclude, parallel_safe (docs/mcp.md).
+        "servers": {},
+        "timeout": 120.0,  # seconds per call, unless a server sets its own
+        "connect_timeout": 30.0,
+        "max_restarts": 5,  # restarts in a row of a server that keeps dying, then it stays down
+        "restart_backoff": 0.5,  # first restart delay in seconds, doubled each time
+        "restart_backoff_max": 30.0,
+        "sampling": {"enabled": False, "model": "", "max_tokens_cap": 1024, "requests_per_minute": 10},
+    },
 }
 
 # Variables that steer hermes itself rather than a config key.

@@ -47,9 +47,23 @@ def mask_secret(value: str) -> str:
     return f"{value[:4]}...{value[-4:]}"
 
 
+# Mappings whose every value may be a credential whatever its name (an MCP server's
+# ``env`` and ``headers``); a bare ``${NAME}`` reference is not a secret and stays.
+_SECRET_MAPPINGS = ("env", "headers")
+_REFERENCE_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}")
+
+
 def mask_secrets(data: Any, key: str = "") -> Any:
-    """A copy of ``data`` with every string under a secret-looking key masked."""
+    """A copy of ``data`` with every string under a secret-looking key masked.
+
+    Every string value of an ``env`` or ``headers`` mapping counts as secret.
+    """
     if isinstance(data, Mapping):
+        if key in _SECRET_MAPPINGS:
+            return {
+                k: mask_secret(v) if isinstance(v, str) and v and not _REFERENCE_RE.fullmatch(v) else mask_secrets(v, str(k))
+                for k, v in data.items()
+            }
         return {k: mask_secrets(v, str(k)) for k, v in data.items()}
     if isinstance(data, list):
         return [mask_secrets(v, key) for v in data]

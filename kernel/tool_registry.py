@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .tools import Tool, ToolContext, ToolError, tools_from_plugin
+from .tools import Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
 
 if TYPE_CHECKING:
     from .host import PluginHost
@@ -69,10 +69,19 @@ def _render(value: Any) -> str:
 
 
 class ToolRegistry:
-    """An ordered set of tools by name (order is kept so schemas stay byte-stable)."""
+    """An ordered set of tools by name (order is kept so schemas stay byte-stable).
+
+    Besides fixed tools it holds :class:`ToolSource` objects whose tools are
+    found at run time; a source is first asked for its tools when the schemas
+    or a tool are needed (so an MCP server starts on the first model call, not
+    when the agent is built), and asked again each time, so its list may change.
+    A fixed tool wins over a source's tool of the same name.
+    """
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._sources: list[ToolSource] = []
+        self._started: set[int] = set()  # ids of sources asked for their tools at least once
         for tool in tools:
             self.add(tool)
 
@@ -83,18 +92,30 @@ class ToolRegistry:
         toolsets: Sequence[str] | None = None,
         *,
         interactive: bool = False,
+        config: Any = None,
+        home: Any = None,
     ) -> ToolRegistry:
         """Tools of ``toolsets`` (all installed toolsets when empty or None).
 
         A toolset that fails to load is recorded by the host and skipped;
         unavailable tools (failed ``check``) and, outside an interactive
         session, interactive tools are left out. An unknown toolset name raises
-        PluginNotFoundError listing the installed ones.
+        PluginNotFoundError listing the installed ones. A toolset that is a
+        :class:`ToolSource` is configured with ``config`` and ``home`` and
+        joins as a source.
         """
         registry = cls()
         for plugin in host.extensions(TOOLS_GROUP, list(toolsets) if toolsets else None):
             try:
-                tools = tools_from_plugin(plugin.obj)
+                obj = plugin.obj
+                if callable(obj) and not isinstance(obj, Tool):
+                    obj = obj()
+                if isinstance(obj, ToolSource):
+                    obj.toolset = obj.toolset or plugin.name
+                    obj.configure(config, home)
+                    registry.add_source(obj)
+                    continue
+                tools = tools_from_plugin(obj)
             except Exception as exc:
                 host.load_failures[(TOOLS_GROUP, plugin.name)] = f"{type(exc).__name__}: {exc}"
                 log.warning("toolset %r could not be loaded: %s", plugin.name, exc)
@@ -121,27 +142,62 @@ class ToolRegistry:
             return
         self._tools[tool.name] = tool
 
+    def add_source(self, source: ToolSource) -> None:
+        """Add a run-time tool source; it is not asked for tools until they are needed."""
+        self._sources.append(source)
+
+    @property
+    def sources(self) -> list[ToolSource]:
+        return list(self._sources)
+
+    def close(self) -> None:
+        """Close every source (their connections and processes)."""
+        for source in self._sources:
+            try:
+                source.close()
+            except Exception as exc:  # closing one source must not leave the others open
+                log.warning("closing tool source %r failed: %s", source.toolset, exc)
+
+    def _all(self, *, start: bool = True) -> dict[str, Tool]:
+        if not self._sources:
+            return self._tools
+        tools = dict(self._tools)
+        for source in self._sources:
+            if not start and id(source) not in self._started:
+                continue
+            self._started.add(id(source))
+            try:
+                found = source.tools()
+            except Exception as exc:  # a broken source loses its tools, not the turn
+                log.warning("tool source %r failed: %s", source.toolset, exc)
+                continue
+            for tool in found:
+                tools.setdefault(tool.name, tool)
+        return tools
+
     def remove(self, name: str) -> None:
         self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        return tool if tool is not None or not self._sources else self._all().get(name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._all()
 
     def __iter__(self):  # type: ignore[no-untyped-def]
-        return iter(self._tools.values())
+        return iter(self._all().values())
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._all())
 
     @property
     def names(self) -> list[str]:
-        return list(self._tools)
+        """Names of the tools known without starting a source that was never asked yet."""
+        return list(self._all(start=False))
 
     def schemas(self) -> list[dict[str, Any]]:
-        return [tool.schema() for tool in self._tools.values()]
+        return [tool.schema() for tool in self._all().values()]
 
     # --- dispatch -------------------------------------------------------------
 
@@ -156,10 +212,10 @@ class ToolRegistry:
         def error(message: str) -> ToolResult:
             return ToolResult(call.id, call.name, f"error: {message}", is_error=True)
 
-        tool = self._tools.get(call.name)
+        tool = self.get(call.name)
         if tool is None:
             return error(
-                f"unknown tool {call.name!r}; available tools: {', '.join(self._tools) or 'none'}"
+                f"unknown tool {call.name!r}; available tools: {', '.join(self._all()) or 'none'}"
             )
         try:
             args = json.loads(call.arguments) if call.arguments.strip() else {}

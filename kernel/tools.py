@@ -14,12 +14,13 @@ tool never ends the turn.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "ToolHandler", "tools_from_plugin"]
+__all__ = ["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "ToolHandler", "ToolSource", "tools_from_plugin"]
 
 #: ``ctx.state[CARRY_OVER_KEY]`` maps a heading to text that must survive a
 #: compaction (the live todo list): the kernel adds it to the system prompt it
@@ -103,6 +104,30 @@ class Tool:
                 "parameters": self.parameters,
             },
         }
+
+
+class ToolSource(ABC):
+    """A toolset whose tools are only known at run time (MCP servers).
+
+    An entry point (or its factory) may return one instead of a list of tools.
+    The registry calls :meth:`configure` once when it loads the toolset, then
+    :meth:`tools` whenever it needs the current list: the first call may block
+    while the source connects; later calls should be cheap, and the list may
+    change between calls. :meth:`close` releases what the source holds.
+    """
+
+    #: the toolset this source provides (the entry point's name)
+    toolset: str = ""
+
+    def configure(self, config: Any, home: Any) -> None:
+        """Receive the agent's config and home before the first :meth:`tools` call."""
+
+    @abstractmethod
+    def tools(self) -> list[Tool]:
+        """The tools available now."""
+
+    def close(self) -> None:
+        """Release connections and processes (idempotent)."""
 
 
 def tools_from_plugin(obj: Any) -> list[Tool]:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn")
+HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn", "mcp")
 
 PROBE = """
 import json, sys

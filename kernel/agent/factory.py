@@ -150,7 +150,11 @@ def build_agent(
     engine = open_engine(host, config, home, route)
     chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
     loadable = [name for name in chosen if name != "memory"]  # the memory toolset comes from the manager
-    tools = ToolRegistry.load(host, loadable or None, interactive=interactive) if loadable or not chosen else ToolRegistry()
+    tools = (
+        ToolRegistry.load(host, loadable or None, interactive=interactive, config=config, home=home)
+        if loadable or not chosen
+        else ToolRegistry()
+    )
     memory = MemoryManager.from_config(host, config, home, agent_context="primary", platform="cli")
     memory_tools = memory.tools(reserved_names=tools.names) if not chosen or "memory" in chosen else []
     for tool in memory_tools:
@@ -213,7 +217,7 @@ def _delegator(agent: Agent, host: PluginHost, config: Config, home: HermesHome,
         return [ModelRoute(main.client, main.model, lease=lease)]
 
     def tools_for(toolsets: Sequence[str] | None) -> Any:
-        return ToolRegistry.load(host, toolsets, interactive=False) if toolsets else tools
+        return ToolRegistry.load(host, toolsets, interactive=False, config=config, home=home) if toolsets else tools
 
     return Delegator(
         agent,

@@ -57,6 +57,7 @@ BUILTIN_COMMANDS = {
     "models": LazyCommand(".models_cmd", "app", "Show model context windows and output limits, and where each figure came from."),
     "memory": LazyCommand(".memory_cmd", "app", "Show memory providers and saved entries; set one up; turn memory off or on."),
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
+    "mcp": LazyCommand(".mcp_cmd", "app", "Add, list, test and remove MCP servers (tools from the Model Context Protocol)."),
     "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),
     "serve": LazyCommand(".serve", "app", "Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra)."),
 }

@@ -1,0 +1,16 @@
+"""``python -m bench mcp`` runs and reports both clients (speed itself is judged in bench/, not here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import mcp
+
+pytestmark = pytest.mark.slow
+
+
+def test_mcp_benchmark_reports_both_clients_and_their_ratio() -> None:
+    result = mcp.run(runs=3, calls=5)
+    assert result["runs"] == 3 and result["calls_per_run"] == 5
+    assert result["sdk_ms_per_call"] > 0 and result["hermes_ms_per_call"] > 0
+    assert abs(result["ratio"] - result["hermes_ms_per_call"] / result["sdk_ms_per_call"]) < 0.01

@@ -1,0 +1,67 @@
+"""Sampling limits: off by default, a token cap, a rate limit, usage recorded."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hermes.kernel import CanonicalUsage, Config, ModelResponse, ToolContext
+from hermes.plugins.mcp.sampling import Sampler
+from hermes.plugins.mcp.settings import GlobalSettings
+
+
+class FakeClient:
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
+
+    def complete(self, request: Any) -> ModelResponse:
+        self.requests.append(request)
+        return ModelResponse({"role": "assistant", "content": "sampled"}, "stop", CanonicalUsage(input_tokens=7, output_tokens=3))
+
+
+class FakeStore:
+    def __init__(self) -> None:
+        self.usage: list[tuple[str, Any]] = []
+
+    def record_usage(self, session_id: str, usage: Any, cost: Any = None) -> None:
+        self.usage.append((session_id, usage))
+
+
+def sampler(**sampling: Any) -> tuple[Sampler, FakeClient, FakeStore]:
+    settings = GlobalSettings.from_config({"sampling": sampling})
+    s = Sampler(settings, Config({"model": {"name": "main-model"}}), None)
+    client, store = FakeClient(), FakeStore()
+    s._client = client
+    s.bind(ToolContext(session_id="s1", services={"store": store}))
+    return s, client, store
+
+
+PARAMS = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5000,
+          "systemPrompt": "be brief"}  # fmt: skip
+
+
+def test_sampling_is_refused_unless_enabled() -> None:
+    s, client, _ = sampler()
+    with pytest.raises(RuntimeError, match="mcp.sampling.enabled"):
+        s("srv", PARAMS)
+    assert client.requests == []
+
+
+def test_a_request_is_capped_sent_to_the_model_and_accounted() -> None:
+    s, client, store = sampler(enabled=True, max_tokens_cap=64)
+    answer = s("srv", PARAMS)
+    assert answer == {"text": "sampled", "model": "main-model", "stop_reason": "endTurn"}
+    (request,) = client.requests
+    assert request.max_tokens == 64 and request.model == "main-model"
+    assert request.messages == [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    assert store.usage == [("s1", CanonicalUsage(input_tokens=7, output_tokens=3))]
+
+
+def test_requests_per_minute_is_enforced() -> None:
+    s, client, _ = sampler(enabled=True, requests_per_minute=2, model="small")
+    s("srv", PARAMS)
+    s("srv", PARAMS)
+    with pytest.raises(RuntimeError, match="2 requests per minute"):
+        s("srv", PARAMS)
+    assert len(client.requests) == 2 and client.requests[0].model == "small"
