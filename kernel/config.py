@@ -110,6 +110,18 @@ DEFAULTS: dict[str, Any] = {
     "plugins": {
         "disabled": [],
     },
+    "security": {
+        # Secrets in tool output become [REDACTED:kind] before they are stored, saved or sent.
+        "redact_tool_output": True,
+    },
+    "tools": {
+        # Folders the file tools may use without approval, besides the working directory.
+        "allowed_paths": [],
+    },
+    "approvals": {
+        # ask: the REPL asks, a one-shot run refuses; off: approve everything (as --yolo does).
+        "mode": "ask",
+    },
 }
 
 # Variables that steer hermes itself rather than a config key.

@@ -92,9 +92,13 @@ def list_(
 @app.command("show")
 def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> None:
     """Show a session's details, lineage and messages."""
+    from ..redact import redact_data
+
     with _require_store(ctx, session_id) as store:
         sid = store.resolve_session_id(session_id)
         session, lineage, messages = store.require_session(sid), store.lineage(sid), store.get_messages(sid)
+    # Whatever was stored (older sessions, user messages), the screen never shows a secret.
+    session, lineage, messages = redact_data(session), redact_data(lineage), redact_data(messages)
     if as_json:
         data = {k: _iso(v) if k.endswith("_at") else v for k, v in session.items()}
         print_json({"session": data, "lineage": lineage, "messages": messages})
@@ -137,15 +141,18 @@ def search(
     if store is not None:
         with store:
             hits = store.search(query, limit=limit, sort=sort, source=source, role=role, session_id=session)  # type: ignore[arg-type]
+    from ..redact import redact_data, redact_snippet, redact_text
+
     if as_json:
-        print_json([{k: getattr(h, k) for k in SEARCH_FIELDS} for h in hits])
+        rows = [{k: getattr(h, k) for k in SEARCH_FIELDS} for h in hits]
+        print_json(redact_data([{**r, "snippet": redact_snippet(r["snippet"])} for r in rows]))
         return
     if not hits:
         typer.echo("no matches")
         return
     for h in hits:
         root = "" if h.root_session_id == h.session_id else f" (in {h.root_title or h.root_session_id})"
-        typer.echo(f"{h.session_id}{root} #{h.message_id} {h.role}: {h.snippet}")
+        typer.echo(redact_text(f"{h.session_id}{root} #{h.message_id} {h.role}: ") + redact_snippet(h.snippet))
 
 
 @app.command("branch")
