@@ -17,6 +17,7 @@ file's suggestions, not a sandbox.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,14 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
+@lru_cache(maxsize=16)
+def _real(path: str) -> Path:
+    """``realpath`` of a folder the policy compares against, cached (search_files asks per file)."""
+    return Path(os.path.realpath(path))
+
+
 def _home() -> Path:
-    return Path(os.path.realpath(Path.home()))
+    return _real(str(Path.home()))
 
 
 def denied_reason(path: Path, *, write: bool, hermes_home: Path | None = None) -> str | None:
@@ -64,7 +71,7 @@ def denied_reason(path: Path, *, write: bool, hermes_home: Path | None = None) -
         return f"{text} is a system security file"
     if write and text in _DENIED_SYSTEM_WRITES:
         return f"{text} is a system account file"
-    root = Path(os.path.realpath(hermes_home or hermes_root()))
+    root = _real(str(hermes_home or hermes_root()))
     if path.name in _HERMES_SECRETS and (path.parent == root or path.parent.parent == root / "profiles"):
         return f"{path.name} in HERMES_HOME holds the agent's own keys"
     return None
