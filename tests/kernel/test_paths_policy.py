@@ -121,3 +121,13 @@ def test_approval_switch() -> None:
     assert approvals_off(Config({"approvals": {"mode": False}}))  # YAML's bare `off`
     with pytest.raises(ConfigError, match="approvals.mode must be one of ask, off"):
         approvals_off(Config({"approvals": {"mode": "maybe"}}))
+
+
+def test_security_doc_names_every_denied_path_and_setting() -> None:
+    from hermes.kernel.paths_policy import DENIED_HOME_DIRS, DENIED_HOME_FILES
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    for name in DENIED_HOME_DIRS + DENIED_HOME_FILES:
+        assert f"~/{name.split('/')[0]}" in text, name
+    for phrase in ("security.redact_tool_output", "tools.allowed_paths", "approvals.mode", "--yolo", "not a sandbox"):
+        assert phrase in text, phrase
