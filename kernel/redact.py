@@ -125,13 +125,12 @@ VENDOR_PATTERNS: dict[str, str] = {
     "jwt": r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
 }
 
-_KINDS = list(VENDOR_PATTERNS)
-# Tokens must not start or end in the middle of a word ("risk-..." is not "sk-...").
+# Tokens must not start or end in the middle of a word ("risk-..." is not "sk-..."). One
+# alternation without groups keeps the scan fast; the kind is worked out for matches only.
 _VENDOR_RE = re.compile(
-    r"(?<![A-Za-z0-9_])(?:"
-    + "|".join(f"(?P<k{i}>{p})" for i, p in enumerate(VENDOR_PATTERNS.values()))
-    + r")(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_])(?:" + "|".join(f"(?:{p})" for p in VENDOR_PATTERNS.values()) + r")(?![A-Za-z0-9_])"
 )
+_KIND_RES = [(kind, re.compile(pattern)) for kind, pattern in VENDOR_PATTERNS.items()]
 
 # A PEM block; a read cut off before its END line is redacted to the end of the text.
 _PRIVATE_KEY_RE = re.compile(
@@ -168,8 +167,9 @@ def marker(kind: str) -> str:
 
 
 def _vendor(match: re.Match[str]) -> str:
-    index = int(match.lastgroup[1:]) if match.lastgroup else 0
-    return marker(_KINDS[index])
+    token = match.group(0)
+    kind = next((kind for kind, regex in _KIND_RES if regex.fullmatch(token)), "secret")
+    return marker(kind)
 
 
 def _key_value(match: re.Match[str]) -> str:
