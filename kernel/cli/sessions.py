@@ -71,6 +71,9 @@ def list_(
     sessions = [] if store is None else store.list_sessions(source=source, limit=limit)
     if store is not None:
         store.close()
+    from ..redact import redact_data
+
+    sessions = redact_data(sessions)  # titles come from the first message, which may hold a key
     if as_json:
         print_json([_public(s) for s in sessions])
         return
@@ -165,7 +168,9 @@ def branch(
     with _require_store(ctx, session_id) as store:
         child = store.branch(store.resolve_session_id(session_id), title=title)
         row = store.require_session(child)
-    typer.echo(f"branched {child}" + (f" ({row['title']})" if row["title"] else ""))
+    from ..redact import redact_text
+
+    typer.echo(redact_text(f"branched {child}" + (f" ({row['title']})" if row["title"] else "")))
 
 
 @app.command("export")

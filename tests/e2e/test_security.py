@@ -114,16 +114,18 @@ def test_displays_redact_even_what_was_stored_with_redaction_off(
     server = fake_model_server
     env = {**chat_env(server), "HERMES_SECURITY__REDACT_TOOL_OUTPUT": "false"}
     server.tool_calls(("read_file", {"path": ".env"})).reply("read it")
-    assert hermes_chat("-q", "read .env", env=env, cwd=workdir).returncode == 0
+    # the user pastes a key too: it becomes part of the session's title
+    assert hermes_chat("-q", f"read .env, is {GITHUB_TOKEN} in it?", env=env, cwd=workdir).returncode == 0
     # the switch works: with it off the model and the store get the file as it is
     assert OPENAI_KEY in sent_to_model(server)
-    stored = " ".join(row[0] or "" for row in db_rows(hermes_home, "SELECT content FROM messages"))
+    stored = " ".join(row[0] or "" for row in db_rows(hermes_home, "SELECT content FROM messages WHERE role = 'tool'"))
     assert OPENAI_KEY in stored
     (session_id,) = db_rows(hermes_home, "SELECT id FROM sessions")[0]
 
     for args in (("sessions", "show", session_id), ("sessions", "show", session_id, "--json"),
                  ("sessions", "search", "OPENAI_API_KEY"), ("sessions", "search", "OPENAI_API_KEY", "--json"),
-                 ("sessions", "search", "sk"), ("sessions", "export", session_id)):
+                 ("sessions", "search", "sk"), ("sessions", "export", session_id),
+                 ("sessions", "list"), ("sessions", "list", "--json")):
         shown = hermes(*args, env=env, cwd=workdir)
         assert shown.returncode == 0 and leaked(shown.stdout) == [], (args, shown.stdout)
     assert "[REDACTED:" in hermes("sessions", "search", "OPENAI_API_KEY", env=env, cwd=workdir).stdout
