@@ -92,7 +92,9 @@ def test_secrets_read_by_tools_never_reach_the_model_the_store_or_any_screen(
     for path in db_files:
         assert private(path), path
         assert leaked(path.read_bytes().decode("latin-1")) == [], path
-    # outputs saved to results/: private and redacted
+    # logs/ and results/ are private folders; outputs saved to results/ are private and redacted
+    for folder in ("logs", "results"):
+        assert stat.S_IMODE((hermes_home / folder).stat().st_mode) == 0o700, folder
     saved = list((hermes_home / "results").iterdir())
     assert saved, "the step budget should have saved an output"
     for path in saved:
