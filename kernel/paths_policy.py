@@ -24,7 +24,14 @@ from typing import Any
 from .home import hermes_root
 from .tools import ToolContext, ToolError
 
-__all__ = ["DENIED_HOME_DIRS", "DENIED_HOME_FILES", "check_path", "denied_reason", "workspace_roots"]
+__all__ = [
+    "DENIED_HOME_DIRS",
+    "DENIED_HOME_FILES",
+    "check_no_markers",
+    "check_path",
+    "denied_reason",
+    "workspace_roots",
+]
 
 # Relative to the user's home: every file below these folders is denied.
 DENIED_HOME_DIRS = (".ssh", ".gnupg", ".config/gcloud", ".azure", ".password-store")
@@ -133,3 +140,27 @@ def check_path(ctx: ToolContext, path: Path, raw: str, *, write: bool) -> None:
             "work inside the workspace or ask the user how to proceed."
         )
     approved.add((str(resolved), write))
+
+
+def check_no_markers(path: Path, text: str, raw: str) -> None:
+    """Refuse to write redaction markers (``[REDACTED:openai-key]``) into ``path``.
+
+    The model sees secrets as markers; writing them back would replace the real keys in the
+    file. Markers the file already holds (a document about redaction) may stay.
+    """
+    from .redact import MARKER_RE
+
+    found = set(MARKER_RE.findall(text))
+    if not found:
+        return
+    try:
+        existing = set(MARKER_RE.findall(path.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        existing = set()
+    new = sorted(found - existing)
+    if new:
+        raise ToolError(
+            f"{raw}: the text holds {', '.join(new)}, a redaction marker standing for a secret you were not "
+            "shown; writing it would replace the real value. Leave those lines out (edit around them with "
+            "patch), or ask the user to change the secret themselves."
+        )

@@ -25,6 +25,7 @@ __all__ = [
     "is_secret_key",
     "mask_secret",
     "mask_secrets",
+    "MARKER_RE",
     "marker",
     "redact_data",
     "redact_snippet",
@@ -164,6 +165,9 @@ _PLACEHOLDER_RE = re.compile(
 def marker(kind: str) -> str:
     """The text that stands in for a redacted secret of ``kind``."""
     return f"[REDACTED:{kind}]"
+
+
+MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 
 def _vendor(match: re.Match[str]) -> str:

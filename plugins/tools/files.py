@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
-from hermes.kernel.paths_policy import check_path
+from hermes.kernel.paths_policy import check_no_markers, check_path
 
 from ._common import display_path, opt_bool, opt_int, opt_str, req_str, resolve_path
 from ._fileops import atomic_write_text, check_readable_text_file, read_text
@@ -104,6 +104,7 @@ def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     content = req_str(args, "content", allow_empty=True)
     path = resolve_path(ctx, raw)
     check_path(ctx, path, raw, write=True)
+    check_no_markers(path, content, raw)
     if path.is_dir():
         raise ToolError(f"{raw} is a directory; give a file path inside it.")
     existed = path.exists()
@@ -163,6 +164,7 @@ def patch(args: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError("old_string and new_string are identical; there is nothing to change.")
     path = resolve_path(ctx, raw)
     check_path(ctx, path, raw, write=True)
+    check_no_markers(path, new, raw)
     check_readable_text_file(path, raw)
     text = read_text(path)
 

@@ -131,3 +131,20 @@ def test_security_doc_names_every_denied_path_and_setting() -> None:
         assert f"~/{name.split('/')[0]}" in text, name
     for phrase in ("security.redact_tool_output", "tools.allowed_paths", "approvals.mode", "--yolo", "not a sandbox"):
         assert phrase in text, phrase
+
+
+def test_redaction_markers_are_never_written_back(work: Path, user_home: Path) -> None:
+    from hermes.plugins.tools.files import patch, write_file
+
+    env = work / ".env"
+    env.write_text("OPENAI_API_KEY=sk-real-value\nDEBUG=0\n")
+    ctx = ctx_for(work)
+    with pytest.raises(ToolError, match=r"\[REDACTED:openai-key\].*replace the real value"):
+        write_file({"path": ".env", "content": "OPENAI_API_KEY=[REDACTED:openai-key]\nDEBUG=1\n"}, ctx)
+    with pytest.raises(ToolError, match="redaction marker"):
+        patch({"path": ".env", "old_string": "DEBUG=0", "new_string": "DEBUG=1\nX=[REDACTED:secret]"}, ctx)
+    assert env.read_text() == "OPENAI_API_KEY=sk-real-value\nDEBUG=0\n"
+    patch({"path": ".env", "old_string": "DEBUG=0", "new_string": "DEBUG=1"}, ctx)  # editing around it works
+    doc = work / "doc.md"
+    doc.write_text("Keys show as [REDACTED:openai-key].\n")
+    write_file({"path": "doc.md", "content": "Keys show as [REDACTED:openai-key] in tool output.\n"}, ctx)
