@@ -289,3 +289,15 @@ def test_context_files_with_the_missing_threats_are_refused(fake_model_server: F
     assert result.returncode == 0, result.stderr
     assert "warning:" in result.stderr and "AGENTS.md" in result.stderr
     assert "kumquat" not in fake_model_server.requests[0].body["messages"][0]["content"]
+
+
+def test_a_rewrite_of_a_redacted_file_keeps_the_real_keys(fake_model_server: FakeModelServer, workdir: Path) -> None:
+    server = fake_model_server
+    server.tool_calls(("read_file", {"path": ".env"}))
+    server.tool_calls(("write_file", {"path": ".env", "content": "OPENAI_API_KEY=[REDACTED:openai-key]\nDEBUG=1\n"}))
+    server.reply("I could not rewrite it.")
+    result = hermes_chat("-q", "add DEBUG=1 to .env", env=chat_env(server), cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    (refused,) = tool_results(server)[-1:]
+    assert "redaction marker" in refused and "patch" in refused
+    assert (workdir / ".env").read_text() == DOTENV
