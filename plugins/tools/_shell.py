@@ -228,8 +228,8 @@ def _nested_text(argv: list[str]) -> list[str]:
             if arg == "--command" and index + 1 < len(args):
                 return [args[index + 1]]
         return []
-    if name in ("eval", "."):
-        return [" ".join(args)] if name == "eval" else []
+    if name == "eval":
+        return [" ".join(args)]
     if name in ("ssh", "mosh"):
         positional = [a for a in args if not a.startswith("-")]
         return [" ".join(positional[1:])] if len(positional) > 1 else []

@@ -178,10 +178,11 @@ def test_file_tools_stay_in_the_workspace_in_one_shot_mode(
 ) -> None:
     server = fake_model_server
     (workdir / "key-link").symlink_to(fake_user_home / ".ssh" / "id_rsa")
+    in_etc = Path(f"/etc/hermes-test-{os.getpid()}-{tmp_path.parent.name}-{tmp_path.name}")  # never written
     server.tool_calls(
         ToolCall("read_file", {"path": "/etc/shadow"}, id="shadow"),
         ToolCall("write_file", {"path": "../escape.txt", "content": "x"}, id="escape"),
-        ToolCall("write_file", {"path": "/etc/hermes-test-written", "content": "x"}, id="etc"),
+        ToolCall("write_file", {"path": str(in_etc), "content": "x"}, id="etc"),
         ToolCall("write_file", {"path": "~/.ssh/authorized_keys", "content": "ssh-rsa AAAA"}, id="keys"),
         ToolCall("read_file", {"path": "key-link"}, id="link"),
         ToolCall("read_file", {"path": str(tmp_path / "userhome" / "keep.txt")}, id="outside"),
@@ -197,7 +198,7 @@ def test_file_tools_stay_in_the_workspace_in_one_shot_mode(
     assert "access denied" in results["keys"] and "access denied" in results["link"]
     assert "outside the workspace" in results["outside"] and "still here" not in results["outside"]
     assert results["inside"].startswith("created inside.txt")
-    assert not (tmp_path / "escape.txt").exists() and not Path("/etc/hermes-test-written").exists()
+    assert not (tmp_path / "escape.txt").exists() and not in_etc.exists()
     assert not (fake_user_home / ".ssh" / "authorized_keys").exists()
 
 
