@@ -147,6 +147,18 @@ DEFAULTS: dict[str, Any] = {
         "restart_backoff_max": 30.0,
         "sampling": {"enabled": False, "model": "", "max_tokens_cap": 1024, "requests_per_minute": 10},
     },
+    "security": {
+        # Secrets in tool output become [REDACTED:kind] before they are stored, saved or sent.
+        "redact_tool_output": True,
+    },
+    "tools": {
+        # Folders the file tools may use without approval, besides the working directory.
+        "allowed_paths": [],
+    },
+    "approvals": {
+        # ask: the REPL asks, a one-shot run refuses; off: approve everything (as --yolo does).
+        "mode": "ask",
+    },
 }
 
 # Variables that steer hermes itself rather than a config key.

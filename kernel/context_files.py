@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills.guard import find_invisible
+from .skills.guard import _BYPASS, _IGNORE_INSTRUCTIONS, _SYSTEM_OVERRIDE, _TRANSLATE_EXECUTE, find_invisible
 
 __all__ = ["DEFAULT_CAP_CHARS", "ProjectContext", "find_context_files", "load_project_context", "scan_context_text"]
 
@@ -27,21 +27,25 @@ _HERMES_NAMES = (".hermes.md", "HERMES.md")
 _CWD_KINDS: tuple[tuple[str, ...], ...] = (("AGENTS.md",), ("CLAUDE.md",), (".cursorrules",))
 _MAX_READ_BYTES = 2 * 1024 * 1024  # never read a runaway file whole
 
-_SECRET_VAR = r"\$\{?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Za-z0-9_]*\}?"
+_SECRET_VAR = r"\$\{?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API)[A-Za-z0-9_]*\}?"
+# The reference agent's nine context-file threats (and a tenth, chat-template markup), each a
+# reason and a pattern; the injection phrasings are shared with the skills guard.
 _THREATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.I | re.S))
     for reason, pattern in (
-        ("asks to ignore previous instructions",
-         r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|system|original)\s+(?:instructions|prompts?|rules|directions)"),
+        ("asks to ignore previous instructions", _IGNORE_INSTRUCTIONS),
         ("asks to hide something from the user",
          r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|reveal\s+(?:this\s+)?to|mention\s+(?:this\s+)?to)\s+the\s+user"),
+        ("claims to override the system prompt", _SYSTEM_OVERRIDE),
+        ("tells the agent to act without its restrictions", _BYPASS),
         ("hides instructions in an HTML comment",
-         r"<!--(?:(?!-->).){0,400}?\b(?:ignore|instruction|assistant|you must|system prompt|secret|password|token|curl|execute)(?:(?!-->).)*-->"),
+         r"<!--(?:(?!-->).){0,400}?\b(?:ignore|override|system|secret|hidden|instruction|assistant|you must|password|token|curl|execute)(?:(?!-->).)*-->"),
         ("hides text in an invisible HTML element",
          r"<(?:div|span|p)\b[^>]*style\s*=\s*[\"'][^\"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0)"),
+        ("asks to translate text and then run it", _TRANSLATE_EXECUTE),
         ("sends secrets with curl or wget", rf"\b(?:curl|wget)\b[^\n]*{_SECRET_VAR}"),
         ("reads .env or credential files",
-         r"\b(?:cat|less|more|head|tail|type|read|open|print|upload|send|post)\b[^\n]{0,30}(?:(?<![\w.-])\.env\b(?!\.example|\.sample|\.template)|\.ssh/id_\w+|\.aws/credentials|\.netrc|auth\.json|\.git-credentials)"),
+         r"\b(?:cat|less|more|head|tail|type|read|open|print|upload|send|post)\b[^\n]{0,30}(?:(?<![\w.-])\.env\b(?!\.example|\.sample|\.template)|\.ssh/id_\w+|\.aws/credentials|\.netrc|\.pgpass|auth\.json|\.git-credentials|\bcredentials\.json)"),
         ("imitates system or chat-template markup", r"<\s*/?\s*system\s*>|<\|im_start\|>|\[/?INST\]"),
     )
 )

@@ -112,8 +112,17 @@ class HermesHome:
         return self.path.is_dir()
 
     def ensure(self) -> HermesHome:
-        """Create the profile folder (private to the user) if it is missing."""
+        """Create the profile folder (private to the user) if it is missing.
+
+        ``logs/`` and ``results/`` are created private too (and an older ``logs/`` is
+        tightened), so a log or a saved output is never readable by others, whatever mode
+        the plugin that wrote it used.
+        """
         self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for folder in (self.logs_dir, self.results_dir):
+            folder.mkdir(exist_ok=True, mode=0o700)
+            if folder.stat().st_mode & 0o077:
+                folder.chmod(0o700)
         return self
 
 

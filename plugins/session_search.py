@@ -75,6 +75,8 @@ def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise ToolError("argument 'sort' must be 'rank' or 'time'")
     limit = _int(args.get("limit"), 10)
     include_current = bool(args.get("include_current"))
+    from hermes.kernel.redact import redact_data, redact_snippet
+
     store, owned = _open_store(ctx)
     try:
         # Ask for a few more, since the current session's hits may be dropped.
@@ -98,12 +100,13 @@ def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                 "session_id": hit.session_id,
                 "message_id": hit.message_id,
                 "role": hit.role,
-                "snippet": hit.snippet,
+                "snippet": redact_snippet(hit.snippet),
                 "before": hit.before,
                 "after": hit.after,
             }
         )
-    return {"query": query, "total_hits": count, "conversations": list(conversations.values())}
+    # Sessions stored before redaction (or with it off) must not leak back through a search.
+    return redact_data({"query": query, "total_hits": count, "conversations": list(conversations.values())})
 
 
 session_search_tool = Tool(

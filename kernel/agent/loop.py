@@ -27,6 +27,7 @@ from ..host import PluginHost
 from ..prompt import PromptContext, build_system_prompt
 from ..providers.base import ModelRequest, ModelResponse, StreamDelta
 from ..providers.errors import ProviderError
+from ..redact import redact_tool_results
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
 from ..tools import CARRY_OVER_KEY, ToolContext
@@ -568,6 +569,7 @@ class Agent:
             results.extend(done)
         ran = {r.call_id for r in results}
         skipped = [ToolResult(c.id, c.name, SKIPPED_RESULT, is_error=True) for c in parsed if c.id not in ran]
+        redact_tool_results(results, self.tool_context.config)  # before it is stored, saved or sent
         if self.result_budget is not None:
             self.result_budget.apply(results, self.tools)
         self._append(*(r.as_message() for r in results + skipped))

@@ -6,10 +6,15 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..redact import redact_text
+
 if TYPE_CHECKING:
     from ..agent import AgentEvent
 
 __all__ = ["ChatDisplay", "short_arguments"]
+
+# Streamed text held back at most this long before it is written up to a space.
+_HOLD_CHARS = 160
 
 
 def short_arguments(arguments: str, limit: int = 80) -> str:
@@ -38,18 +43,20 @@ class ChatDisplay:
         self.streamed = False
         self._turn_text: list[str] = []
         self._spinner: Any = None
+        self._pending = ""  # streamed text not yet written (see _write_pending)
         self._lock = threading.Lock()
 
     def __call__(self, event: AgentEvent) -> None:
         with self._lock:
             if event.kind == "text" and self.stream_text:
                 self._turn_text.append(event.text)
-                self.out.write(event.text)
-                self.out.flush()
+                self._pending += event.text
+                self._write_pending(final=False)
                 self.streamed = True
             elif event.kind == "tool_start":
                 self._end_text_line()
-                self._start_spinner(f"{event.text} {short_arguments(event.data.get('arguments', ''))}")
+                label = f"{event.text} {short_arguments(event.data.get('arguments', ''))}"
+                self._start_spinner(redact_text(label))
             elif event.kind == "tool_end":
                 self._stop_spinner()
                 mark = "✗" if event.data.get("error") else "✓"
@@ -57,10 +64,28 @@ class ChatDisplay:
                 self.err.flush()
             elif event.kind == "status":
                 self._end_text_line()
-                self.err.write(f"  · {event.text}\n")
+                self.err.write(f"  · {redact_text(event.text)}\n")
                 self.err.flush()
 
+    def _write_pending(self, *, final: bool) -> None:
+        """Write streamed text redacted, a line at a time, so no secret is split across writes.
+
+        A long line without a newline is written up to its last space once it passes
+        ``_HOLD_CHARS``, so a paragraph still appears as it streams.
+        """
+        text = self._pending
+        cut = len(text) if final else text.rfind("\n") + 1
+        if not cut and len(text) > _HOLD_CHARS:
+            cut = text.rfind(" ") + 1
+        if cut <= 0:
+            return
+        self.out.write(redact_text(text[:cut]))
+        self.out.flush()
+        self._pending = text[cut:]
+
     def _end_text_line(self) -> None:
+        if self._pending:
+            self._write_pending(final=True)
         if self.streamed:
             self.out.write("\n")
             self.out.flush()

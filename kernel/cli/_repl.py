@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import HermesError
+from ..redact import redact_text
 from ._display import ChatDisplay
 
 __all__ = ["COMMANDS", "approve", "ask_user", "repl"]
@@ -34,9 +35,9 @@ def ask_user(question: str, choices: list[str] | None) -> str:
     return answer
 
 
-def approve(command: str, reason: str) -> bool:
-    """Ask before a dangerous terminal command runs."""
-    print(f"\n! the agent wants to run a dangerous command ({reason}):\n    {command}", file=sys.stderr)
+def approve(subject: str, reason: str) -> bool:
+    """Ask before something that needs approval runs (a dangerous command, a path outside the workspace)."""
+    print(f"\n! approval needed ({redact_text(reason)}):\n    {redact_text(subject)}", file=sys.stderr)
     return _read("allow it? [y/N] ").strip().lower() in ("y", "yes")
 
 
@@ -133,7 +134,7 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                     print(f"unknown command /{name}; try /help", file=sys.stderr)
                     continue
                 try:
-                    print(handler[0](agent, args), file=sys.stderr)
+                    print(redact_text(handler[0](agent, args)), file=sys.stderr)
                 except HermesError as exc:
                     print(f"error: {exc}", file=sys.stderr)
                 continue
@@ -142,7 +143,7 @@ def repl(agent: Any, display: ChatDisplay) -> None:
             display.finish()
             answer = result.get("final_response") or ""
             if answer and not display.showed(answer):
-                print(answer)  # it did not arrive as a stream (a fallback, a continuation)
+                print(redact_text(answer))  # it did not arrive as a stream (a fallback, a continuation)
             if result.get("failed") or result.get("empty") or result.get("interrupted") or result.get("incomplete"):
                 from ..agent.factory import describe_result
 

@@ -65,6 +65,7 @@ def chat(
     resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Continue session ID (or a unique prefix).")] = None,
     toolsets: Annotated[Optional[str], typer.Option("--toolsets", "-t", help="Comma-separated toolsets to load.")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", "-p", help="Use profile NAME.")] = None,
+    yolo: Annotated[bool, typer.Option("--yolo", help="Approve everything that would ask (the deny list stays closed).")] = False,
 ) -> None:
     """Chat with the agent (REPL), or answer one question with -q."""
     from ..agent.factory import build_agent, describe_result
@@ -76,7 +77,12 @@ def chat(
     config = app_state.config
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
+    from ..approvals import approval_callback
     from ._repl import ask_user, approve
+
+    approver = approval_callback(config, None if one_shot else approve, yolo=yolo)
+    if yolo:
+        print("  · --yolo: commands and paths that need approval run without asking", file=sys.stderr)
 
     agent = build_agent(
         host=app_state.host,
@@ -89,7 +95,7 @@ def chat(
         interactive=not one_shot,
         on_event=display,
         ask_user=None if one_shot else ask_user,
-        approve=None if one_shot else approve,
+        approve=approver,
     )
     _signals.install()
     if one_shot:
@@ -103,11 +109,13 @@ def chat(
         agent.end_session("user_exit")
         agent.close()
         _signals.quiet_teardown()
+        from ..redact import redact_text
+
         if result.get("completed"):
-            typer.echo(result["final_response"])
+            typer.echo(redact_text(result["final_response"]))
             return
         if result.get("final_response") and not result.get("empty"):
-            typer.echo(result["final_response"])
+            typer.echo(redact_text(result["final_response"]))
         raise HermesError(describe_result(result))
     from ._repl import repl
     from ._review import review_compression

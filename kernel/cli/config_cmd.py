@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from ..config import is_env_key, parse_value, read_dotenv, set_config_value, set_dotenv_value
-from ..redact import is_secret_key, mask_secret, mask_secrets
+from ..redact import is_secret_key, mask_secret, mask_secrets, redact_text
 from ._state import print_json, state
 
 __all__ = ["app"]
@@ -45,7 +45,7 @@ def get(
         value = os.environ.get(key, read_dotenv(app_state.home.env_path).get(key))
         if value is None:
             raise typer.BadParameter(f"{key} is not set; set it with `hermes config set {key} VALUE`")
-        typer.echo(_render(mask_secret(value) if is_secret_key(key) else value, as_json))
+        typer.echo(_render(mask_secret(value) if is_secret_key(key) else redact_text(value), as_json))
         return
     value = app_state.config.get(key)
     typer.echo(_render(mask_secrets(value, key), as_json))
@@ -62,7 +62,7 @@ def set_(
     home = app_state.home.ensure()
     if is_env_key(key):
         set_dotenv_value(home.env_path, key, value)
-        shown = mask_secret(value) if is_secret_key(key) else value
+        shown = mask_secret(value) if is_secret_key(key) else redact_text(value)
         typer.echo(f"{key}={shown} saved in {home.env_path}")
         return
     parsed = parse_value(value)

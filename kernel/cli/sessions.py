@@ -71,6 +71,9 @@ def list_(
     sessions = [] if store is None else store.list_sessions(source=source, limit=limit)
     if store is not None:
         store.close()
+    from ..redact import redact_data
+
+    sessions = redact_data(sessions)  # titles come from the first message, which may hold a key
     if as_json:
         print_json([_public(s) for s in sessions])
         return
@@ -92,10 +95,15 @@ def list_(
 @app.command("show")
 def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> None:
     """Show a session's details, lineage and messages."""
+    from ..redact import redact_data
+
     with _require_store(ctx, session_id) as store:
         sid = store.resolve_session_id(session_id)
         session, lineage, messages = store.require_session(sid), store.lineage(sid), store.get_messages(sid)
         compaction = store.compaction(sid)
+    # Whatever was stored (older sessions, user messages), the screen never shows a secret.
+    session, lineage, messages = redact_data(session), redact_data(lineage), redact_data(messages)
+    compaction = redact_data(compaction)
     if as_json:
         data = {k: _iso(v) if k.endswith("_at") else v for k, v in session.items()}
         print_json({"session": data, "lineage": lineage, "messages": messages, "compaction": _compaction_json(compaction)})
@@ -142,15 +150,18 @@ def search(
     if store is not None:
         with store:
             hits = store.search(query, limit=limit, sort=sort, source=source, role=role, session_id=session)  # type: ignore[arg-type]
+    from ..redact import redact_data, redact_snippet, redact_text
+
     if as_json:
-        print_json([{k: getattr(h, k) for k in SEARCH_FIELDS} for h in hits])
+        rows = [{k: getattr(h, k) for k in SEARCH_FIELDS} for h in hits]
+        print_json(redact_data([{**r, "snippet": redact_snippet(r["snippet"])} for r in rows]))
         return
     if not hits:
         typer.echo("no matches")
         return
     for h in hits:
         root = "" if h.root_session_id == h.session_id else f" (in {h.root_title or h.root_session_id})"
-        typer.echo(f"{h.session_id}{root} #{h.message_id} {h.role}: {h.snippet}")
+        typer.echo(redact_text(f"{h.session_id}{root} #{h.message_id} {h.role}: ") + redact_snippet(h.snippet))
 
 
 @app.command("branch")
@@ -163,7 +174,9 @@ def branch(
     with _require_store(ctx, session_id) as store:
         child = store.branch(store.resolve_session_id(session_id), title=title)
         row = store.require_session(child)
-    typer.echo(f"branched {child}" + (f" ({row['title']})" if row["title"] else ""))
+    from ..redact import redact_text
+
+    typer.echo(redact_text(f"branched {child}" + (f" ({row['title']})" if row["title"] else "")))
 
 
 @app.command("export")

@@ -81,6 +81,21 @@ def _rule(rule_id: str, category: str, severity: str, pattern: str, message: str
 
 
 _SECRET_VAR = r"\$\{?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Z0-9_]*\}?"
+# "ignore all previous instructions", "disregard your rules", "forget the above guidelines".
+_IGNORE_INSTRUCTIONS = (
+    r"\b(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|of|these)\s+)*"
+    r"(?:previous|prior|above|earlier|system|original|preceding|existing|all|any|your)\s+"
+    r"(?:instructions|prompts?|rules|directions|guidelines)\b"
+)
+# "act as if you have no restrictions", "bypass your safety filters".
+_BYPASS = (
+    r"\bact\s+as\s+(?:if|though)\s+you\s+(?:have\s+no|don'?t\s+have|had\s+no|are\s+free\s+of|were\s+free\s+of)\s+"
+    r"(?:\w+\s+)?(?:restrictions|limits|limitations|rules|guidelines|filters)"
+    r"|\b(?:bypass|circumvent|disable|ignore)\s+(?:all\s+|any\s+|your\s+|the\s+)*(?:safety\s+|content\s+)?"
+    r"(?:restrictions|guardrails|safety\s+(?:checks|measures|guidelines)|content\s+filters|filters)\b"
+)
+_SYSTEM_OVERRIDE = r"\bsystem\s+prompt\s+override\b|\boverride\s+(?:the\s+|your\s+)?system\s+(?:prompt|message)\b|\bnew\s+system\s+prompt\s*:"
+_TRANSLATE_EXECUTE = r"\btranslate\b.{0,80}?\binto\b.{0,80}?\band\s+(?:then\s+)?(?:execute|run|eval)\b"
 _SENSITIVE_FILE = r"(?:~|\$HOME|/home/\w+|/root)?/?(?:\.ssh/(?:id_\w+|authorized_keys)|\.aws/credentials|\.netrc|\.hermes/(?:\.env|auth\.json)|\.docker/config\.json|\.kube/config|\.git-credentials)"
 
 RULES: tuple[Rule, ...] = (
@@ -98,8 +113,7 @@ RULES: tuple[Rule, ...] = (
     _rule("exfil-python-post", "exfiltration", "high",
           r"requests\.(?:post|put)\([^\n]*os\.environ", "posts environment values with requests", ("requests.",)),
     # prompt injection: text that tries to take over the agent
-    _rule("inject-ignore", "prompt_injection", "critical",
-          r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|system|original)\s+(?:instructions|prompts?|rules|directions|guidelines)",
+    _rule("inject-ignore", "prompt_injection", "critical", _IGNORE_INSTRUCTIONS,
           "tells the agent to ignore its instructions", ("ignore", "disregard", "forget", "override")),
     _rule("inject-new-role", "prompt_injection", "high",
           r"\byou\s+are\s+now\s+(?:in\s+)?(?:DAN|developer\s+mode|jailbroken|unrestricted|an?\s+unfiltered)",
@@ -130,7 +144,8 @@ RULES: tuple[Rule, ...] = (
     _rule("persist-shell-rc", "persistence", "high",
           r">>?\s*(?:~|\$HOME)/\.(?:bashrc|zshrc|profile|bash_profile|zprofile|config/fish/config\.fish)", "writes to a shell startup file", ("rc", "profile", "fish")),
     _rule("persist-authorized-keys", "persistence", "critical", r">>?\s*\S*\.ssh/authorized_keys", "adds an SSH key", ("authorized_keys",)),
-    _rule("persist-cron", "persistence", "high", r"\bcrontab\s+(?:-\s|-l\s*\|)|\|\s*crontab\b|/etc/cron\.", "installs a cron job", ("cron",)),
+    _rule("persist-cron", "persistence", "high",
+          r"\bcrontab\s+(?!-l\b)\S|\bcrontab\s+-l\s*\||\|\s*crontab\b|/etc/cron\.|/var/spool/cron", "installs or edits a cron job", ("cron",)),
     _rule("persist-service", "persistence", "high",
           r"\b(?:systemctl\s+(?:--user\s+)?enable|launchctl\s+(?:load|bootstrap)|schtasks\s+/create)\b|/etc/systemd/system/|Library/LaunchAgents/",
           "installs a service that starts on its own", ("systemctl", "launchctl", "schtasks", "systemd", "launchagents")),
@@ -166,6 +181,92 @@ RULES: tuple[Rule, ...] = (
           "reads the .env file", (".env",)),
     _rule("cred-dump-environ", "credential_exposure", "medium",
           r"\bprint\(\s*(?:dict\()?os\.environ\s*\)?\s*\)|json\.dumps\(\s*dict\(\s*os\.environ", "prints the whole environment", ("environ",)),
+    # exfiltration, more shapes
+    _rule("exfil-dns", "exfiltration", "high",
+          r"\b(?:dig|nslookup|host|ping)\s+[^\n]*\$[({]?\w[^\n]*\.\w{2,}", "leaks data in DNS look-ups", ("dig", "nslookup", "host", "ping")),
+    _rule("exfil-md-image", "exfiltration", "high",
+          r"!\[[^\]]*\]\(https?://[^)\s]*[?&][^)\s]*=(?:\$\{?\w+|\{\{|<)", "a Markdown image whose URL carries data out", ("](http",)),
+    _rule("exfil-node-env", "exfiltration", "high",
+          r"(?:fetch|axios(?:\.post)?|http\.request|got\.post)\([^\n]*process\.env|JSON\.stringify\(\s*process\.env\s*\)",
+          "sends process.env over the network", ("process.env",)),
+    _rule("exfil-ssh-archive", "exfiltration", "critical",
+          r"\b(?:tar|zip|scp|rsync|7z)\b[^\n]*(?:~|\$HOME|/home/\w+|/root)/\.(?:ssh|aws|gnupg)\b", "packs or copies a keys folder", (".ssh", ".aws", ".gnupg")),
+    _rule("exfil-conversation", "exfiltration", "high",
+          r"\b(?:send|post|upload|forward|email|transmit)\s+(?:the\s+|your\s+|this\s+)?(?:entire\s+|full\s+|whole\s+|complete\s+)?"
+          r"(?:conversation|chat\s+history|system\s+prompt|context\s+window|memory\s+files?)\s+to\b",
+          "asks to send the conversation or prompt somewhere", ("send", "post", "upload", "forward", "email", "transmit")),
+    _rule("exfil-getenv-post", "exfiltration", "high",
+          r"(?:requests\.(?:post|put|get)|urlopen|httpx\.\w+|urllib\.request)\([^\n]*{0}|{0}[^\n]*(?:requests\.|urlopen|httpx\.|urllib)".format(
+              r"os\.(?:getenv|environ\.get|environ\[)\(?\s*['\"]\w*(?:KEY|TOKEN|SECRET|PASSWORD)\w*['\"]"),
+          "sends a secret from the environment with Python", ("getenv", "environ")),
+    # prompt injection, more shapes
+    _rule("inject-bypass", "prompt_injection", "critical", _BYPASS, "tells the agent to act without its restrictions",
+          ("act as", "bypass", "circumvent", "disable", "ignore")),
+    _rule("inject-system-override", "prompt_injection", "critical", _SYSTEM_OVERRIDE, "claims to override the system prompt", ("system",)),
+    _rule("inject-translate-execute", "prompt_injection", "high", _TRANSLATE_EXECUTE, "asks to translate text and then run it", ("translate",)),
+    _rule("inject-jailbreak", "prompt_injection", "high",
+          r"\b(?:DAN\s+mode|developer\s+mode\s+(?:enabled|on|activated)|jailbreak(?:ed)?\s+mode|do\s+anything\s+now)\b",
+          "a known jailbreak phrase", ("dan", "developer mode", "jailbreak", "anything now")),
+    _rule("inject-leak-prompt", "prompt_injection", "high",
+          r"\b(?:reveal|print|show|output|repeat|dump|leak)\s+(?:me\s+)?(?:your|the)\s+(?:full\s+|entire\s+|original\s+|hidden\s+)?"
+          r"(?:system\s+prompt|initial\s+instructions|hidden\s+instructions)",
+          "asks the agent to reveal its system prompt", ("prompt", "instructions")),
+    _rule("inject-fake-authority", "prompt_injection", "high",
+          r"\b(?:message|instructions?|update|notice|directive)\s+from\s+(?:the\s+)?(?:system|developers?|anthropic|openai|nous|administrator|admin)\s*:"
+          r"|\b(?:IMPORTANT|URGENT|CRITICAL)\s+(?:SYSTEM\s+)?(?:UPDATE|NOTICE|OVERRIDE)\s*:",
+          "poses as a message from the system or the developers", ("from", "update", "notice", "override")),
+    _rule("inject-conditional", "prompt_injection", "high",
+          r"\bif\s+(?:the\s+)?user\s+(?:asks|mentions|requests|says)\b[^\n]{0,100}\b(?:instead|secretly|silently|without\s+telling)\b",
+          "hidden behaviour that depends on what the user says", ("user",)),
+    _rule("inject-memory-plant", "prompt_injection", "high",
+          r"\b(?:permanently|from\s+now\s+on|always)\b[^\n]{0,60}\b(?:remember|save|store|add|write)\b[^\n]{0,40}\b(?:to|in|into)\s+(?:your\s+)?(?:memory|MEMORY\.md|USER\.md)\b",
+          "tries to plant instructions in the agent's memory", ("memory", "user.md")),
+    # destructive, more shapes
+    _rule("destroy-system-overwrite", "destructive", "critical",
+          r">\s*/etc/(?:passwd|shadow|sudoers|hosts|fstab|group)\b", "overwrites a system file", ("/etc/",)),
+    _rule("destroy-wipe-logs", "destructive", "high",
+          r"\b(?:truncate\s+-s\s*0|shred|rm\s+-[a-z]*r[a-z]*)\b[^\n]*/var/log\b|\bjournalctl\b[^\n]*--vacuum", "wipes system logs", ("/var/log", "journalctl")),
+    _rule("destroy-sql-drop", "destructive", "medium", r"\bDROP\s+(?:TABLE|DATABASE|SCHEMA)\b|\bTRUNCATE\s+TABLE\b", "drops or empties database tables", ("drop", "truncate")),
+    _rule("destroy-git-discard", "destructive", "medium", r"\bgit\s+(?:reset\s+--hard|clean\s+-[a-z]*f)", "discards uncommitted work", ("git",)),
+    _rule("destroy-kill-all", "destructive", "high", r"\bkill\s+-9\s+-1\b|\bkillall5\b|\bpkill\s+-9\s+-u\b", "kills every process", ("kill",)),
+    _rule("destroy-shutdown", "destructive", "high",
+          r"\b(?:shutdown\s+(?:-[hrP]\s+)?now|poweroff|init\s+0|systemctl\s+(?:poweroff|reboot|halt))\b", "shuts the machine down", ("shutdown", "poweroff", "init", "systemctl")),
+    _rule("destroy-cloud", "destructive", "high",
+          r"\bterraform\s+destroy\b|\baws\s+s3\s+rm\b[^\n]*--recursive|\bkubectl\s+delete\s+(?:namespace|ns)\b|\bgcloud\s+projects\s+delete\b",
+          "deletes cloud resources", ("terraform", "aws", "kubectl", "gcloud")),
+    # persistence, more shapes
+    _rule("persist-sudoers", "persistence", "critical",
+          r"NOPASSWD|>>?\s*/etc/sudoers|\bvisudo\b|\busermod\s+-a?G\s+(?:sudo|wheel)\b", "grants itself administrator rights", ("nopasswd", "sudoers", "visudo", "usermod")),
+    _rule("persist-git-hooks", "persistence", "high", r"(?:>>?|cp\s|mv\s|tee\s)[^\n]*\.git/hooks/|core\.hooksPath", "installs git hooks that run on every commit", ("hooks",)),
+    _rule("persist-system-startup", "persistence", "high", r"/etc/profile\.d/|/etc/rc\.local|/etc/init\.d/|/etc/xdg/autostart/|\.config/autostart/",
+          "adds a program that starts at boot or login", ("/etc/", "autostart")),
+    _rule("persist-at-job", "persistence", "medium", r"\|\s*at\s+(?:now|midnight|noon|\d)|\bat\s+now\s*\+", "schedules a command with at", ("at ",)),
+    # network, more shapes
+    _rule("net-tunnel", "network", "high",
+          r"\b(?:ngrok\s+(?:http|tcp|tls)|cloudflared\s+tunnel|lt\s+--port|serveo\.net|bore\s+local|localhost\.run)\b",
+          "opens a tunnel from the internet to this machine", ("ngrok", "cloudflared", "lt ", "serveo", "bore", "localhost.run")),
+    _rule("net-listener", "network", "high", r"\bnc(?:at)?\s+-[a-z]*l[a-z]*\b|\bsocat\s+[^\n]*TCP-LISTEN", "listens for incoming connections", ("nc", "socat")),
+    _rule("net-python-socket", "network", "medium",
+          r"socket\.socket\([^\n]*\)[^\n]*\.connect\(|\bsocket\.create_connection\(", "opens raw network sockets from Python", ("socket",)),
+    _rule("net-fetch-exec", "network", "critical",
+          r"\b(?:exec|eval)\(\s*(?:requests\.get|urlopen|urllib\.request\.urlopen|httpx\.get)\(|\b(?:exec|eval)\([^\n]*\.(?:text|read\(\))\s*\)",
+          "runs code fetched from the network", ("exec", "eval")),
+    _rule("net-pip-url", "network", "medium", r"\bpip3?\s+install\s+(?:[^\n]*\s)?(?:git\+|https?://)", "installs a package straight from a URL", ("pip",)),
+    # obfuscation, more shapes
+    _rule("obfus-chr-build", "obfuscation", "high", r"(?:chr\(\s*\d+\s*\)\s*\+\s*){5,}", "builds a string character by character", ("chr(",)),
+    _rule("obfus-js-eval", "obfuscation", "high", r"\beval\s*\(\s*(?:atob|unescape|Buffer\.from)\(|\bnew\s+Function\s*\(", "runs decoded JavaScript", ("eval", "function")),
+    _rule("obfus-dynamic-import", "obfuscation", "high",
+          r"getattr\(\s*__builtins__|__import__\(\s*['\"](?:os|subprocess|pty)['\"]\s*\)\s*\.\s*(?:system|popen|call|run|spawn)",
+          "reaches os/subprocess through a dynamic import", ("__builtins__", "__import__")),
+    _rule("obfus-unicode-escapes", "obfuscation", "medium", r"(?:\\u[0-9a-fA-F]{4}){8,}", "long unicode-escaped string", ("\\u",)),
+    _rule("obfus-shell-decode", "obfuscation", "high",
+          r"\beval\s+[\"']?\$\((?:echo|printf)[^\n]*\|\s*(?:base64|xxd|rev|tr)\b|\|\s*rev\s*\|\s*(?:ba|z)?sh\b|\btr\s+['\"]?A-Za-z['\"]?\s+['\"]?N-ZA-Mn-za-m",
+          "decodes a hidden shell command", ("eval", "rev", "tr ")),
+    # credential exposure, more shapes
+    _rule("cred-private-key", "credential_exposure", "critical", r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----", "contains a private key", ("private key",)),
+    _rule("cred-keychain", "credential_exposure", "high",
+          r"\bsecurity\s+find-(?:generic|internet)-password\b|\bsecret-tool\s+lookup\b|\bgpg\s+[^\n]*--export-secret-keys\b",
+          "reads passwords or keys from the keychain", ("security", "secret-tool", "gpg")),
 )
 
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}

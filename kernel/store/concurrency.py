@@ -36,6 +36,7 @@ __all__ = [
     "StoreBusyError",
     "WriteLock",
     "connect",
+    "make_private",
     "is_busy_error",
     "with_retries",
 ]
@@ -82,12 +83,34 @@ def with_retries(fn: Callable[[], T], *, deadline_s: float = RETRY_DEADLINE_S) -
             time.sleep(random.uniform(RETRY_MIN_S, RETRY_MAX_S))
 
 
+def make_private(path: Path | str) -> None:
+    """Create the database file readable by its owner only, and tighten an older one (0644).
+
+    SQLite gives the ``-wal`` and ``-shm`` files the mode of the database, so creating the
+    database 0600 covers them; existing ones are tightened too. ``:memory:`` is left alone.
+    """
+    name = str(path)
+    if name == ":memory:" or name.startswith("file:"):
+        return
+    try:
+        os.close(os.open(name, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # unwritable: sqlite3 reports that properly
+    for file in (name, name + "-wal", name + "-shm", name + "-journal"):
+        try:
+            if os.stat(file).st_mode & 0o077:
+                os.chmod(file, 0o600)
+        except OSError:
+            continue
+
+
 def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) with the store's pragmas.
 
     WAL with ``synchronous=NORMAL`` keeps every committed transaction through a
     process crash (SIGKILL); pass ``FULL`` to survive power loss too.
     """
+    make_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA synchronous = {synchronous}")

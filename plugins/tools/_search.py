@@ -54,7 +54,17 @@ def walk_files(root: Path) -> Iterator[Path]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not is_skipped_dir(dirpath, d))
         for name in sorted(filenames):
-            yield Path(dirpath, name)
+            path = Path(dirpath, name)
+            if not _denied(path):
+                yield path
+
+
+def _denied(path: Path) -> bool:
+    """True for files on the path policy's deny list (~/.ssh/..., HERMES_HOME/.env): never searched."""
+    from hermes.kernel.paths_policy import denied_reason
+
+    target = Path(os.path.realpath(path)) if path.is_symlink() else Path(os.path.abspath(path))
+    return denied_reason(target, write=False) is not None
 
 
 def _glob_matches(glob: str, path: Path, rel: str) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel.paths_policy import check_no_markers, check_path
 
 from ._common import display_path, opt_bool, opt_int, opt_str, req_str, resolve_path
 from ._fileops import as_file_bytes, atomic_write_text, check_readable_text_file, read_text, shown
@@ -58,6 +59,7 @@ def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
     offset = opt_int(args, "offset", 1, minimum=1)
     limit = opt_int(args, "limit", READ_DEFAULT_LIMIT, minimum=1, maximum=READ_MAX_LIMIT)
     path = resolve_path(ctx, raw)
+    check_path(ctx, path, raw, write=False)
     check_readable_text_file(path, raw)
 
     out: list[str] = []
@@ -102,6 +104,8 @@ def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     raw = req_str(args, "path")
     content = req_str(args, "content", allow_empty=True)
     path = resolve_path(ctx, raw)
+    check_path(ctx, path, raw, write=True)
+    check_no_markers(path, content, raw)
     if path.is_dir():
         raise ToolError(f"{raw} is a directory; give a file path inside it.")
     existed = path.exists()
@@ -168,6 +172,8 @@ def patch(args: dict[str, Any], ctx: ToolContext) -> str:
     if old == new:
         raise ToolError("old_string and new_string are identical; there is nothing to change.")
     path = resolve_path(ctx, raw)
+    check_path(ctx, path, raw, write=True)
+    check_no_markers(path, new, raw)
     check_readable_text_file(path, raw)
     raw_text = read_text(path)
     text = shown(raw_text)  # what read_file showed; same indices as raw_text
@@ -229,6 +235,7 @@ def search_files(args: dict[str, Any], ctx: ToolContext) -> str:
     if target not in ("content", "files"):
         raise ToolError(f"target must be 'content' or 'files', got {target!r}.")
     root = resolve_path(ctx, raw)
+    check_path(ctx, root, raw, write=False)
     if not root.exists():
         raise ToolError(f"{raw}: no such file or folder.")
 

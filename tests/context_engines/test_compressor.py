@@ -61,7 +61,7 @@ def test_compresses_through_the_summarizer_with_hooks_focus_and_redaction() -> N
     assert "different assistant" in system and budget == 2_600  # the 2,000-token budget with 1.3x headroom
     assert "memory: the user likes short docs" in prompt  # the on_pre_compress results matter
     assert 'on everything about "the parser"' in prompt
-    assert SECRET not in prompt and "sk-p...ABCD" in prompt  # redacted input
+    assert SECRET not in prompt and "[REDACTED:openai-key]" in prompt  # redacted input
     handoff = next(m for m in out if HANDOFF_PREFIX in str(m["content"]))
     assert "write the docs" in handoff["content"] and SECRET not in handoff["content"]  # redacted output
     assert out[0]["content"].endswith(SYSTEM_NOTE) and out[1:4] == messages[1:4]

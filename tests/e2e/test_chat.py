@@ -238,7 +238,7 @@ def test_repl_asks_before_a_dangerous_command_and_honours_no(fake_model_server: 
     fake_model_server.tool_calls(("terminal", {"command": command})).reply("I did not run it.")
     result = hermes_chat(input="push it\nn\n/exit\n", env=chat_env(fake_model_server), cwd=workdir)
     assert result.returncode == 0, result.stderr
-    assert "dangerous command" in result.stderr and command in result.stderr
+    assert "approval needed" in result.stderr and command in result.stderr
     assert not (workdir / "ran").exists()
     tool_result = [m for m in fake_model_server.requests[-1].body["messages"] if m["role"] == "tool"][0]
     assert "denied" in tool_result["content"].lower() or "declined" in tool_result["content"].lower()

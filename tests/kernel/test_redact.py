@@ -102,7 +102,7 @@ def test_ordinary_text_is_untouched(text: str) -> None:
 
 def test_surrounding_text_survives() -> None:
     out = redact_text("before sk-" + A32 + " after")
-    assert out.startswith("before sk-") and out.endswith(" after")
+    assert out == "before [REDACTED:openai-key] after"
     assert redact_text("") == ""
 
 
@@ -134,7 +134,7 @@ def test_logging_filter_redacts_message_args_and_traceback(caplog: pytest.LogCap
     finally:
         logger.removeFilter(filt)
     assert A32 not in caplog.text
-    assert "calling with sk-" in caplog.text
+    assert "calling with [REDACTED:openai-key]" in caplog.text
     assert "ValueError" in caplog.text
 
 
@@ -192,6 +192,89 @@ def test_session_exports_are_redacted(tmp_path) -> None:
     for fmt in ("jsonl", "markdown"):
         text = store.export(sid, fmt)
         assert A32 not in text, fmt
-        assert "my key is sk-" in text
+        assert "my key is [REDACTED:openai-key]" in text
     lines = [json.loads(line) for line in store.export(sid, "jsonl").splitlines()]
-    assert lines[1]["content"].startswith("my key is sk-")
+    assert lines[1]["content"] == "my key is [REDACTED:openai-key]"
+
+
+def test_markers_name_the_kind_and_are_idempotent() -> None:
+    text = (
+        "OPENAI_API_KEY=sk-" + A32 + "\nGH=ghp_" + A32 + "abcd\npostgres://u:pw123456@h/db\n"
+        "Authorization: Bearer abcdef0123456789ABCDEFxyz\npassword: correct-horse-battery\n"
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n"  # a read cut off before the END line
+    )
+    out = redact_text(text)
+    for kind in ("openai-key", "github-token", "password", "token", "secret", "private-key"):
+        assert f"[REDACTED:{kind}]" in out, (kind, out)
+    assert "MIIEpAIBAAKCAQEA7" not in out and redact_text(out) == out
+
+
+def test_tool_results_are_redacted_in_place_unless_switched_off() -> None:
+    from hermes.kernel import Config, ToolResult
+    from hermes.kernel.redact import redact_tool_results
+
+    results = [ToolResult("c1", "read_file", "KEY=sk-" + A32), ToolResult("c2", "terminal", "plain")]
+    redact_tool_results(results)
+    assert [r.content for r in results] == ["KEY=[REDACTED:openai-key]", "plain"]
+    kept = [ToolResult("c1", "read_file", "KEY=sk-" + A32)]
+    redact_tool_results(kept, Config({"security": {"redact_tool_output": False}}))
+    assert kept[0].content.endswith(A32)
+
+
+def test_snippets_split_by_highlights_are_still_redacted() -> None:
+    from hermes.kernel.redact import redact_snippet
+
+    assert A32 not in redact_snippet("key **sk**-" + A32 + " here")
+    assert redact_snippet("the **word** here") == "the **word** here"  # highlights kept when nothing is secret
+
+
+def test_config_display_masks_credentials_and_url_passwords() -> None:
+    data = {
+        "credentials": {"openai": ["sk-" + A32], "github": {"label": "work", "token": "ghp_" + A32 + "abcd"}},
+        "model": {"base_url": "https://me:s3cr3tP4ss@llm.internal/v1", "name": "gpt"},
+        "credential_pool_strategies": {"openai": "fill_first"},
+        "notes": "pasted sk-" + A32,
+    }
+    shown = mask_secrets(data)
+    assert A32 not in str(shown) and "s3cr3tP4ss" not in str(shown)
+    assert shown["credentials"]["github"]["label"] == "****"  # everything under credentials
+    assert shown["model"] == {"base_url": "https://me:[REDACTED:password]@llm.internal/v1", "name": "gpt"}
+    assert shown["credential_pool_strategies"] == {"openai": "fill_first"}
+    assert mask_secrets(["sk-" + A32], "credentials.openai") == ["sk-a..." + A32[-4:]]
+
+
+def test_state_db_files_are_private(tmp_path) -> None:
+    import os
+    import stat
+
+    from hermes.kernel import SessionStore
+
+    old = tmp_path / "old.db"
+    old.write_bytes(b"")
+    os.chmod(old, 0o644)
+    for path in (tmp_path / "new.db", old):
+        store = SessionStore(path)
+        store.append_messages(store.create_session(), [{"role": "user", "content": "hi"}])
+        for file in tmp_path.glob(path.name + "*"):
+            if file.suffix != ".lock":
+                assert stat.S_IMODE(file.stat().st_mode) == 0o600, file
+        store.close()
+
+
+def test_chat_display_never_writes_a_secret_split_across_stream_chunks() -> None:
+    import io
+
+    from hermes.kernel.agent import AgentEvent
+    from hermes.kernel.cli._display import ChatDisplay
+
+    out, err = io.StringIO(), io.StringIO()
+    display = ChatDisplay(stream_text=True, out=out, err=err)
+    secret = "sk-" + A32
+    for chunk in ["Your key is ", secret[:6], secret[6:20], secret[20:], " and", " more text\nnext line"]:
+        display(AgentEvent("text", chunk))
+    display(AgentEvent("tool_start", "terminal", {"arguments": '{"command": "echo ' + secret + '"}'}))
+    display(AgentEvent("status", "warning: " + secret))
+    display.finish()
+    assert A32 not in out.getvalue() + err.getvalue()
+    assert "Your key is [REDACTED:openai-key] and more text\nnext line" in out.getvalue()
+    assert display.showed("Your key is " + secret)

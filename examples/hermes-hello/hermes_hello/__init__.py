@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import typer
@@ -22,6 +23,8 @@ def register_commands(app: typer.Typer) -> None:
 @hookimpl
 def on_session_end(session_id: str, messages: list[dict[str, Any]], reason: str) -> None:
     logs = resolve_home().logs_dir
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / "hello.log", "a", encoding="utf-8") as fh:
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # Logs may quote what a session said: readable by the user only.
+    fd = os.open(logs / "hello.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with open(fd, "a", encoding="utf-8") as fh:
         fh.write(f"{session_id} ended ({reason}) after {len(messages)} messages\n")

@@ -110,4 +110,4 @@ def test_secrets_in_plugin_errors_are_redacted_in_logs(hermes, fake_dists) -> No
     result = hermes("config", "path", env={"HERMES_LOAD_PLUGINS": "hermes-leaky"})
     assert result.returncode == 0
     assert "could not load hermes.plugins plugin 'leaky'" in result.stderr
-    assert secret not in result.stderr and "with sk-p...I9j0" in result.stderr
+    assert secret not in result.stderr and "with [REDACTED:openai-key]" in result.stderr

@@ -79,6 +79,7 @@ def test_outside_cwd_paths_are_absolute(tmp_path: Path, ctx: ToolContext) -> Non
     other = tmp_path / "other"
     other.mkdir()
     (other / "o.txt").write_text("needle\n")
+    ctx.approve = lambda subject, reason: True  # outside the workspace: the user said yes
     assert search_files({"pattern": "needle", "path": str(other)}, ctx) == f"{other / 'o.txt'}:1: needle"
 
 
