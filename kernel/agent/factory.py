@@ -122,7 +122,7 @@ def build_agent(
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config)."""
     from ..memory import MemoryManager
-    from ..store import SessionStore
+    from ..store import open_store
     from ..tool_registry import ToolRegistry
 
     route = open_route(host, config, home, provider=provider, model=model)
@@ -136,7 +136,7 @@ def build_agent(
     for tool in memory_tools:
         tools.add(tool)
     home.ensure()
-    store = SessionStore.for_home(home)
+    store = open_store(config, home, host)
     if resume:
         resume = store.resolve_session_id(resume)
     from .wiring import prompt_extras, review_schedules

@@ -27,13 +27,15 @@ YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confi
 
 
 def open_store(ctx: typer.Context, *, create: bool = False) -> SessionStore | None:
-    """The active profile's store; None when it has no state.db yet and ``create`` is False."""
-    from ..store import SessionStore
+    """The store config chooses; None when it is the default state.db, which does not exist yet, and not ``create``."""
+    from ..store import open_store as open_configured, store_settings
 
-    path = state(ctx).home.state_db
-    if not create and not path.exists():
+    app = state(ctx)
+    settings = store_settings(app.config)
+    path = app.home.state_db
+    if settings.backend == "sqlite" and not settings.url and not create and not path.exists():
         return None
-    return SessionStore(path)
+    return open_configured(app.config, app.home, app.host)
 
 
 def _require_store(ctx: typer.Context, session_id: str) -> SessionStore:
