@@ -123,7 +123,7 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
 @app.command("search")
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Words or text to find; quotes and operators are taken literally.")],
+    query: Annotated[str, typer.Argument(help='Words to find; OR, NOT, "phrases" and prefix* work as in SQLite FTS5.')],
     as_json: JsonFlag = False,
     source: Annotated[Optional[str], typer.Option("--source", help="Only sessions from SOURCE.")] = None,
     role: Annotated[Optional[str], typer.Option("--role", help="Only messages with ROLE (user, assistant, tool).")] = None,
@@ -235,3 +235,12 @@ def compress(
         typer.echo(f"compressed {old} into {agent.session_id}")
     finally:
         agent.close()
+
+
+def _register_migrate() -> None:
+    from .sessions_migrate import migrate
+
+    app.command("migrate")(migrate)
+
+
+_register_migrate()

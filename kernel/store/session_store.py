@@ -200,7 +200,7 @@ class SQLiteSessionStore(SessionStore):
         return cls(_sqlite_path(url) if url else home.state_db, synchronous=synchronous)
 
     def describe(self) -> str:
-        return f"sqlite {self.path}"
+        return f"sqlite {self.path.resolve()}"
 
     def health(self) -> list[HealthCheck]:
         pending = [p.name for p in migrations().pending(_database(self.conn))]

@@ -40,6 +40,9 @@ from .search import search as _search
 __all__ = ["PostgresSessionStore"]
 
 log = logging.getLogger(__name__)
+# The pool reports reconnection attempts itself; without a configured handler
+# they would reach the terminal as multi-line warnings. Configured logging still gets them.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 T = TypeVar("T")
 
 _SESSION_COLS = ", ".join(SESSION_COLUMNS)
@@ -73,7 +76,7 @@ class PostgresSessionStore(SessionStore):
 
     def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
         try:
-            import psycopg  # noqa: F401
+            import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise HermesError(
@@ -81,18 +84,24 @@ class PostgresSessionStore(SessionStore):
                 "`pip install 'hermes-kernel[postgresql]'`"
             ) from None
         self.url = url
+        timeout = max(1, int(connect_timeout))
+        # One plain connection first: a wrong URL fails at once with the server's
+        # reason (the pool would retry in the background), and migrations run on it.
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=timeout) as conn:
+                schema.apply_migrations(conn)
+        except Exception as exc:
+            raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
         self.pool = ConnectionPool(
             url,
             min_size=1,
             max_size=max(1, int(pool_size)),
-            kwargs={"autocommit": True, "connect_timeout": max(1, int(connect_timeout))},
+            kwargs={"autocommit": True, "connect_timeout": timeout},
             open=False,
             name="hermes-store",
         )
         try:
             self.pool.open(wait=True, timeout=connect_timeout)
-            with self.pool.connection() as conn:
-                schema.apply_migrations(conn)
         except Exception as exc:
             self.pool.close()
             raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
