@@ -26,6 +26,9 @@ MAX_DEPTH = 10_000
 _WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
 _TEXT = "(coalesce(m.content, '') || ' ' || coalesce(m.tool_name, '') || ' ' || coalesce(m.tool_args, ''))"
 _HEADLINE = "StartSel=**, StopSel=**, MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…"
+# A short text is shown whole (ts_headline would otherwise drop its edges and punctuation).
+_WHOLE = "StartSel=**, StopSel=**, HighlightAll=true"
+_SHORT = 120
 
 
 def _tsquery(node: QueryNode, params: list[Any]) -> str:
@@ -135,10 +138,11 @@ def search(
     if ids:
         detail = conn.execute(
             f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
-            f"ts_headline('simple', {_TEXT}, q.q, %s), m.seq "
+            f"CASE WHEN length({_TEXT}) <= {_SHORT} THEN ts_headline('simple', btrim({_TEXT}), q.q, %s) "
+            f"ELSE ts_headline('simple', {_TEXT}, q.q, %s) END, m.seq "
             f"FROM (SELECT {tsquery} AS q) q, messages m JOIN sessions s ON s.id = m.session_id "
             "WHERE m.id = ANY(%s)",
-            [_HEADLINE, *q_params, ids],
+            [_WHOLE, _HEADLINE, *q_params, ids],
         ).fetchall()
         by_id = {row[0]: row for row in detail}
         rows = [by_id[i] for i in ids if i in by_id]
