@@ -92,7 +92,7 @@ def _build_big(path: Path, total: int) -> float:
 
     start = time.perf_counter()
     tmp = path.with_suffix(".building")
-    for suffix in ("", "-wal", "-shm", ".lock"):
+    for suffix in ("", "-wal", "-shm", ".lock", ".lock-queue"):
         Path(str(tmp) + suffix).unlink(missing_ok=True)
     SessionStore(tmp).close()
     conn = sqlite3.connect(tmp, isolation_level=None)
@@ -130,7 +130,7 @@ def _build_big(path: Path, total: int) -> float:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     os.replace(tmp, path)
-    for suffix in ("-wal", "-shm", ".lock"):
+    for suffix in ("-wal", "-shm", ".lock", ".lock-queue"):
         Path(str(tmp) + suffix).unlink(missing_ok=True)
     return time.perf_counter() - start
 

@@ -82,24 +82,33 @@ def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
     )
 
 
+# Both walks look rows up one by one through the primary key / (session_id, seq)
+# index: LIMIT 1 in a LATERAL subquery keeps the planner from turning a handful
+# of look-ups into a scan of the whole table.
 _ROOTS = """
 WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
-    SELECT id, id, parent_session_id, 0 FROM sessions WHERE id = ANY(%s)
+    SELECT s.id, s.id, s.parent_session_id, 0
+    FROM unnest(%s::text[]) AS u(id)
+    CROSS JOIN LATERAL (SELECT id, parent_session_id FROM sessions WHERE id = u.id LIMIT 1) s
     UNION ALL
-    SELECT up.start, s.id, s.parent_session_id, up.depth + 1
-    FROM sessions s JOIN up ON s.id = up.parent_session_id
+    SELECT up.start, p.id, p.parent_session_id, up.depth + 1
+    FROM up CROSS JOIN LATERAL (
+        SELECT id, parent_session_id FROM sessions WHERE id = up.parent_session_id LIMIT 1
+    ) p
     WHERE up.depth < %s
 )
-SELECT DISTINCT ON (up.start) up.start, up.id, s.title
-FROM up JOIN sessions s ON s.id = up.id
+SELECT DISTINCT ON (up.start) up.start, up.id, t.title
+FROM up CROSS JOIN LATERAL (SELECT title FROM sessions WHERE id = up.id LIMIT 1) t
 ORDER BY up.start, up.depth DESC
 """
 
 _CONTEXT = f"""
-SELECT h.mid, CASE WHEN m.seq < h.seq THEN 'before' ELSE 'after' END,
-       m.id, m.role, left(m.content, {CONTEXT_CHARS + 1}), m.tool_name
+SELECT h.mid, n.side, m.id, m.role, left(m.content, {CONTEXT_CHARS + 1}), m.tool_name
 FROM unnest(%s::bigint[], %s::text[], %s::int[]) AS h(mid, sid, seq)
-JOIN messages m ON m.session_id = h.sid AND m.seq IN (h.seq - 1, h.seq + 1)
+CROSS JOIN LATERAL (VALUES ('before', h.seq - 1), ('after', h.seq + 1)) AS n(side, seq)
+CROSS JOIN LATERAL (
+    SELECT id, role, content, tool_name FROM messages WHERE session_id = h.sid AND seq = n.seq LIMIT 1
+) m
 """
 
 

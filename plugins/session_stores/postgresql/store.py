@@ -96,7 +96,8 @@ class PostgresSessionStore(SessionStore):
             url,
             min_size=1,
             max_size=max(1, int(pool_size)),
-            kwargs={"autocommit": True, "connect_timeout": timeout},
+            # Search selectivity swings from one row to millions: plan each query for its own values.
+            kwargs={"autocommit": True, "connect_timeout": timeout, "options": "-c plan_cache_mode=force_custom_plan"},
             open=False,
             name="hermes-store",
         )
