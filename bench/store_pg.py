@@ -8,7 +8,9 @@ binaries, over its Unix socket:
   ``INSERT ... RETURNING id``, commit); target >= 0.8 x;
 * 8 processes, each with its own pool, appending into 4 shared sessions
   while one searches: worst single append (target <= 100 ms), and a check
-  that every session's ``seq`` is gap-free;
+  that every session's ``seq`` is gap-free; once with durable commits and
+  once with ``synchronous_commit=off``, which separates the disk's flush
+  time from the store's own queueing;
 * search p50 on 1,000,000 messages (``HERMES_BENCH_PG_MESSAGES`` to change):
   the store against the raw ``tsvector`` query (ranked with ``ts_rank`` over
   every match, ``ts_headline`` for the top 20, one context statement per
@@ -110,10 +112,15 @@ def _searcher(url: str, seconds: float) -> None:
     print(json.dumps({"searches": done}))
 
 
-def _contending(cluster: Any, writers: int, per_writer: int, raw: bool) -> dict[str, Any]:
+def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable: bool = True) -> dict[str, Any]:
     import psycopg
+    from psycopg import sql
 
     url = cluster.create_database()
+    if not durable:  # commits stop waiting for the disk: what is left is the store's own queueing
+        name = url.split("/")[-1].split("?")[0]
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = off").format(sql.Identifier(name)))
     with _store(url) as store:
         sessions = ",".join(store.create_session(source="bench") for _ in range(4))
     child = lambda code: subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # noqa: E731
@@ -250,7 +257,11 @@ def run(runs: int | None = None) -> dict[str, Any]:
         with psycopg.connect(cluster.url()) as conn:
             result["server_version"] = conn.execute("SHOW server_version").fetchone()[0]
         result["appends"] = _appends(cluster, 2000)
-        result["contending"] = {kind: _contending(cluster, 8, 300, raw=kind == "raw") for kind in ("store", "raw")}
+        result["contending"] = {
+            f"{kind}{'' if durable else ', synchronous_commit=off'}": _contending(cluster, 8, 300, raw=kind == "raw", durable=durable)
+            for durable in (True, False)
+            for kind in ("store", "raw")
+        }
         result["search"] = _search(cluster, total, 200)
     _print(result)
     return result
@@ -262,7 +273,7 @@ def _print(result: dict[str, Any]) -> None:
     print(f"  appends, one process: raw psycopg {a['raw_per_s']}/s, store {a['store_per_s']}/s, {a['ratio']:.2f} x (target >= {APPEND_RATIO_TARGET})")
     print(f"  8 processes into 4 shared sessions + 1 searcher (worst append target <= {WORST_APPEND_TARGET_MS:g} ms):")
     for kind, c in result["contending"].items():
-        print(f"    {kind:<6} {c['appends_per_s']:>5}/s  p50 {c['p50_ms']:>6} ms  p99 {c['p99_ms']:>7} ms  max {c['max_ms']:>7} ms"
+        print(f"    {kind:<31} {c['appends_per_s']:>5}/s  p50 {c['p50_ms']:>6} ms  p99 {c['p99_ms']:>7} ms  max {c['max_ms']:>7} ms"
               f"  {c['stored']}/{c['messages']} stored, {c['sessions_with_gaps']} sessions with gaps, {c['errors']} errors")  # fmt: skip
     s = result["search"]
     print(f"  search on {s['messages']:,} messages (built in {s['built_in_s']} s), p50 (target <= {SEARCH_RATIO_TARGET} x raw):")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich")
+HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "psycopg", "psycopg_pool")
 
 PROBE = """
 import json, sys

@@ -3,7 +3,8 @@
 Any user text is a valid query (:mod:`.query`): ``OR``, ``NOT``, ``"phrases"``,
 ``prefix*`` and parentheses work as in FTS5, everything else is literal. Word
 search (unicode61, BM25 over every match, or newest first) runs first; when it
-finds nothing, the trigram index finds substrings and CJK text (newest first),
+finds nothing and some term is no word of the index, the trigram index finds
+substrings and CJK text (newest first),
 and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
 first" is insertion order (message id). A search costs a fixed handful of
 statements however many hits it returns: ids, then snippets, context and
@@ -99,7 +100,9 @@ def _fts_rows(
     # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
     # order, which FTS5 walks backwards and stops at ``limit``), then build
     # snippets for those only, in one statement.
-    joins = f" JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id" if where else ""
+    # CROSS JOIN fixes the join order (SQLite's rule): the full-text index drives,
+    # rows are looked up by key. Left to itself the planner may walk sessions first.
+    joins = f" CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id" if where else ""
     matches = f"FROM {table}{joins} WHERE {table} MATCH ?{where}"
     if order == "rank":
         sql = f"SELECT {table}.rowid {matches} ORDER BY bm25({table}, {_BM25}), {table}.rowid DESC LIMIT ?"
@@ -112,7 +115,7 @@ def _fts_rows(
     detail = (
         f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
         f"snippet({table}, -1, '**', '**', '…', 12) "
-        f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+        f"FROM {table} CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id "
         f"WHERE {table} MATCH ? AND {table}.rowid IN ({marks})"
     )
     found = {row[0]: row for row in _run(conn, detail, [match, *ids])}
@@ -236,7 +239,7 @@ def search_messages(
     where, params = _filters(source, role, session_id)
     match = to_fts5(node)
     rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit)
-    if not rows:
+    if not rows and not _all_words_known(conn, _leaves(node)):
         terms = _leaves(node)
         use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
         plain = positive_terms(node)
@@ -251,6 +254,17 @@ def search_messages(
     roots = _roots(conn, {row[1] for row in rows})
     neighbours = _neighbours(conn, [(row[1], row[0]) for row in rows]) if context and rows else None
     return build_hits(rows, roots, neighbours)
+
+
+def _all_words_known(conn: sqlite3.Connection, terms: list[Any]) -> bool:
+    """True when every term is a word of the word index on its own: the query just has no
+    match, and a substring scan would only cost time. A term inside a longer word, or CJK
+    text (one token per run), is not, so the substring index still answers those."""
+    for term in terms:
+        rows = _run(conn, "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", [to_fts5(term)])
+        if not rows:
+            return False
+    return True
 
 
 def _leaves(node: Any) -> list[Any]:

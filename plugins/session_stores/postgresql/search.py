@@ -5,8 +5,8 @@ piece of user text travels as a parameter (``phraseto_tsquery('simple', %s)``),
 so the database's own parser splits words exactly as it did for the stored
 ``tsvector``. Words rank with ``ts_rank`` over every match (content weighs
 more than tool name and arguments, as BM25's column weights do on SQLite).
-When no word matches, ``pg_trgm`` answers substring and CJK queries, newest
-first. Snippets, context and lineage roots take one statement each.
+When nothing matches and some term is no word of the index, ``pg_trgm``
+answers substring and CJK queries, newest first. Snippets, context and lineage roots take one statement each.
 """
 
 from __future__ import annotations
@@ -58,6 +58,22 @@ def _filters(source: str | None, role: str | None, session_id: str | None) -> tu
             sql += f" AND {column} = %s"
             params.append(value)
     return sql, params
+
+
+def _leaves(node: QueryNode) -> list[Term]:
+    if isinstance(node, Term):
+        return [node]
+    if isinstance(node, Not):
+        return _leaves(node.keep) + _leaves(node.drop)
+    return [t for part in node.parts for t in _leaves(part)]
+
+
+def _all_words_known(conn: Any, node: QueryNode) -> bool:
+    """True when every term matches the word index on its own (one statement): the query
+    just has no match, so the substring scan is skipped. Parts of words and CJK still get it."""
+    params: list[Any] = []
+    checks = ", ".join(f"EXISTS (SELECT 1 FROM messages WHERE tsv @@ {_tsquery(t, params)})" for t in _leaves(node))
+    return all(conn.execute(f"SELECT {checks}", params).fetchone())
 
 
 def _first_term(node: QueryNode) -> str:
@@ -155,7 +171,7 @@ def search(
         ).fetchall()
         by_id = {row[0]: row for row in detail}
         rows = [by_id[i] for i in ids if i in by_id]
-    else:
+    elif not _all_words_known(conn, node):
         s_params: list[Any] = []
         condition = _substring(node, s_params)
         found = conn.execute(
@@ -166,6 +182,8 @@ def search(
         ).fetchall()
         needle = _first_term(node)
         rows = [(*r[:6], _substring_snippet(r[6].strip(), needle), r[7]) for r in found]
+    else:
+        rows = []
     if not rows:
         return []
     sessions = sorted({row[1] for row in rows})
