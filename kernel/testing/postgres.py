@@ -57,7 +57,14 @@ class PostgresCluster:
         if self._as_postgres:
             import pwd
 
-            entry = pwd.getpwnam("postgres")
+            try:
+                entry = pwd.getpwnam("postgres")
+            except KeyError:
+                shutil.rmtree(self.root, ignore_errors=True)
+                raise PostgresUnavailable(
+                    "running as root needs a 'postgres' user to run the server as; "
+                    "install the postgresql package (it creates one)"
+                ) from None
             for path in (self.root, self.socket_dir):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         self.user = "postgres" if self._as_postgres else os.environ.get("USER") or "postgres"
