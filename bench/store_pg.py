@@ -118,7 +118,7 @@ def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable:
 
     url = cluster.create_database()
     if not durable:  # commits stop waiting for the disk: what is left is the store's own queueing
-        name = url.split("/")[-1].split("?")[0]
+        name = url.split("?", 1)[0].rsplit("/", 1)[1]
         with psycopg.connect(cluster.url(), autocommit=True) as conn:
             conn.execute(sql.SQL("ALTER DATABASE {} SET synchronous_commit = off").format(sql.Identifier(name)))
     with _store(url) as store:

@@ -18,7 +18,7 @@ def doctor(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Check the installation: home, profile, config file, session store, plugins and their load errors."""
+    """Check the installation: home, profile, config file, plugins and their load errors."""
     app_state = state(ctx)
     home = app_state.home
     config_error = app_state.config_error
