@@ -1,4 +1,4 @@
-"""``python -m bench [NAME ...] [--runs N] [--out DIR]``: run benchmarks by name."""
+"""``python -m bench [NAME ...] [--runs N] [--out DIR] [--backend postgresql]``: run benchmarks by name."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("names", nargs="*", default=list(BENCHMARKS), help=f"benchmarks: {', '.join(BENCHMARKS)}")
     parser.add_argument("--runs", type=int, default=None, help="repetitions per measurement")
+    parser.add_argument("--backend", default=None, help="store only: sqlite (default) or postgresql")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results", help="folder for JSON results")
     args = parser.parse_args(argv)
     for name in args.names:
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.names:
         module = importlib.import_module(BENCHMARKS[name])
-        result = module.run(runs=args.runs)
+        extra = {"backend": args.backend} if args.backend and name == "store" else {}
+        result = module.run(runs=args.runs, **extra)
         path = args.out / f"{name}.json"
         path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {path}")

@@ -159,6 +159,18 @@ DEFAULTS: dict[str, Any] = {
         # ask: the REPL asks, a one-shot run refuses; off: approve everything (as --yolo does).
         "mode": "ask",
     },
+    "store": {
+        # An entry point in hermes.session_stores: sqlite (HERMES_HOME/state.db) or postgresql.
+        "backend": "sqlite",
+        # Where the data lives (HERMES_STORE_URL wins): empty for state.db, a path or
+        # sqlite:///path, or postgresql://user@host/db. A URL's scheme names its backend.
+        "url": None,
+        # SQLite only: OFF, NORMAL (default; a commit survives a crash, maybe not power loss),
+        # FULL or EXTRA (survives power loss too). See docs/session-stores.md.
+        "synchronous": "NORMAL",
+        # PostgreSQL only: connections per process.
+        "pool_size": 4,
+    },
 }
 
 # Variables that steer hermes itself rather than a config key.

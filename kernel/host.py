@@ -61,6 +61,7 @@ SLOT_GROUPS = (
     "hermes.credential_strategies",
     "hermes.tools",
     "hermes.skills",
+    "hermes.session_stores",
 )
 GROUPS = (*SLOT_GROUPS, PLUGINS_GROUP)
 

@@ -46,11 +46,11 @@ def _open_store(ctx: ToolContext) -> tuple[Any, bool]:
     path = getattr(ctx.home, "state_db", None)
     if path is None:
         raise ToolError("session search is unavailable: no session store was given and no HERMES_HOME is known")
-    if not path.exists():
-        raise ToolError("there are no past sessions to search yet")
-    from hermes.kernel.store import SessionStore
+    from hermes.kernel.store import open_store, store_settings
 
-    return SessionStore(path), True
+    if store_settings(ctx.config).backend == "sqlite" and not store_settings(ctx.config).url and not path.exists():
+        raise ToolError("there are no past sessions to search yet")
+    return open_store(ctx.config, ctx.home), True
 
 
 def _int(value: Any, default: int) -> int:

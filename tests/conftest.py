@@ -19,6 +19,9 @@ os.environ["HERMES_LOAD_PLUGINS"] = ""
 
 from tests.helpers import FakeDistributions  # noqa: E402
 
+# postgres_cluster / postgres_url: a real throwaway server (one per xdist worker), never a skip.
+pytest_plugins = ["hermes.kernel.testing.fixtures"]
+
 
 @pytest.fixture(autouse=True)
 def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn", "mcp")
+HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn", "mcp", "psycopg", "psycopg_pool")
 
 PROBE = """
 import json, sys

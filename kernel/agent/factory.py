@@ -142,7 +142,7 @@ def build_agent(
     shares its model clients, and their SDK connections, across its agents.
     """
     from ..memory import MemoryManager
-    from ..store import SessionStore
+    from ..store import open_store
     from ..tool_registry import ToolRegistry
 
     routes = list(routes) if routes else open_routes(host, config, home, provider=provider, model=model)
@@ -164,7 +164,7 @@ def build_agent(
     for tool in engine_tools(engine, reserved_names=tools.names):
         tools.add(tool)  # an engine's own tools (e.g. recall of what it compressed) reach the model too
     home.ensure()
-    store = SessionStore.for_home(home)
+    store = open_store(config, home, host)
     if resume:
         resume = store.resolve_session_id(resume)
     from .wiring import prompt_extras, review_schedules

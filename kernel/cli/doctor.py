@@ -28,6 +28,8 @@ def doctor(
     load_plugins = os.environ.get("HERMES_LOAD_PLUGINS")
     problems = [f"config: {config_error}"] if config_error else []
     problems += [f"plugin {p.group}:{p.name}: {p.error}" for p in plugins if p.error]
+    store = [] if config_error else _store_checks(app_state)
+    problems += [f"store {c['name']}: {c['detail']}" for c in store if not c["ok"]]
     report: dict[str, Any] = {
         "version": __version__,
         "python": platform.python_version(),
@@ -39,6 +41,7 @@ def doctor(
         "load_plugins": load_plugins,
         "plugins": [p.as_dict() for p in plugins],
         "hook_failures": [f.as_dict() for f in host.hook_failures],
+        "store": store,
         "problems": problems,
         "ok": not problems,
     }
@@ -48,6 +51,22 @@ def doctor(
         _print_report(report)
     if problems:
         raise typer.Exit(1)
+
+
+def _store_checks(app_state: Any) -> list[dict[str, Any]]:
+    """The session store's own checks: where it is, connectivity, migrations, extensions."""
+    from ..errors import HermesError
+    from ..store import open_store, store_settings
+
+    try:
+        settings = store_settings(app_state.config)
+        if settings.backend == "sqlite" and not settings.url and not app_state.home.state_db.exists():
+            return [{"name": "store", "ok": True, "detail": f"sqlite {app_state.home.state_db} (not created yet)"}]
+        store = open_store(app_state.config, app_state.home, app_state.host)
+    except HermesError as exc:
+        return [{"name": "store", "ok": False, "detail": str(exc)}]
+    with store:
+        return [check.as_dict() for check in store.health()]
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -80,6 +99,8 @@ def _print_report(report: dict[str, Any]) -> None:
                 for r in rows
             ],
         )
+    for check in report["store"]:
+        echo(f"store:   {check['name']}: {check['detail']}" + ("" if check["ok"] else " (problem)"))
     for failure in report["hook_failures"]:
         echo(f"hook failure: {failure['hook']} in {failure['plugin']}: {failure['error']}")
     for problem in report["problems"]:

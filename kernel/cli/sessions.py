@@ -27,13 +27,15 @@ YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confi
 
 
 def open_store(ctx: typer.Context, *, create: bool = False) -> SessionStore | None:
-    """The active profile's store; None when it has no state.db yet and ``create`` is False."""
-    from ..store import SessionStore
+    """The store config chooses; None when it is the default state.db, which does not exist yet, and not ``create``."""
+    from ..store import open_store as open_configured, store_settings
 
-    path = state(ctx).home.state_db
-    if not create and not path.exists():
+    app = state(ctx)
+    settings = store_settings(app.config)
+    path = app.home.state_db
+    if settings.backend == "sqlite" and not settings.url and not create and not path.exists():
         return None
-    return SessionStore(path)
+    return open_configured(app.config, app.home, app.host)
 
 
 def _require_store(ctx: typer.Context, session_id: str) -> SessionStore:
@@ -134,7 +136,7 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
 @app.command("search")
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Words or text to find; quotes and operators are taken literally.")],
+    query: Annotated[str, typer.Argument(help='Words to find; OR, NOT, "phrases" and prefix* work as in SQLite FTS5.')],
     as_json: JsonFlag = False,
     source: Annotated[Optional[str], typer.Option("--source", help="Only sessions from SOURCE.")] = None,
     role: Annotated[Optional[str], typer.Option("--role", help="Only messages with ROLE (user, assistant, tool).")] = None,
@@ -277,3 +279,12 @@ def handoff(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) ->
         typer.echo(f"  missing: {item}")
     typer.echo("")
     typer.echo(record["handoff"] or "(no note: the engine only shortened old tool outputs)")
+
+
+def _register_migrate() -> None:
+    from .sessions_migrate import migrate
+
+    app.command("migrate")(migrate)
+
+
+_register_migrate()

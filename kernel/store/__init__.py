@@ -1,18 +1,26 @@
-"""The session store: ``HERMES_HOME/state.db`` (SQLite, WAL) via sqlite-utils migrations.
+"""The session store slot: the :class:`SessionStore` contract, its backends, :func:`open_store`.
 
-Importing this package loads only the standard library; ``sqlite_utils`` is
-imported when a store is first opened.
+The default backend is ``HERMES_HOME/state.db`` (SQLite, WAL) via sqlite-utils
+migrations; ``store.backend: postgresql`` chooses the PostgreSQL plugin.
+Importing this package loads only the standard library; ``sqlite_utils`` (or
+``psycopg``) is imported when a store is first opened.
 """
 
 from .accounting import SessionUsage, combine_cost_status
 from .concurrency import StoreBusyError
 from .content import strip_images
 from .search import SearchHit, fts_query
-from .session_store import Conversation, SessionNotFoundError, SessionStore, TitleInUseError, new_session_id
+from .contract import Conversation, HealthCheck, ImportResult, SessionStore
+from .opening import STORE_GROUP, open_store, store_settings
+from .session_store import SessionNotFoundError, SQLiteSessionStore, TitleInUseError, new_session_id
 from .titles import sanitize_title
 
 __all__ = [
     "Conversation",
+    "HealthCheck",
+    "ImportResult",
+    "STORE_GROUP",
+    "SQLiteSessionStore",
     "SearchHit",
     "SessionNotFoundError",
     "SessionStore",
@@ -22,6 +30,8 @@ __all__ = [
     "combine_cost_status",
     "fts_query",
     "new_session_id",
+    "open_store",
+    "store_settings",
     "sanitize_title",
     "strip_images",
 ]

@@ -16,9 +16,19 @@ from typing import Any
 
 from ..usage import CanonicalUsage, CostResult
 
-__all__ = ["SessionUsage", "TOKEN_BUCKETS", "combine_cost_status", "usage_update", "read_usage"]
+__all__ = [
+    "SessionUsage",
+    "TOKEN_BUCKETS",
+    "USAGE_COLUMNS",
+    "combine_cost_status",
+    "read_usage",
+    "summarize_usage",
+    "usage_update",
+]
 
 TOKEN_BUCKETS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+#: The session columns :func:`summarize_usage` reads, in its order.
+USAGE_COLUMNS = (*TOKEN_BUCKETS, "api_call_count", "compression_count", "estimated_cost_usd", "cost_status")
 _CERTAINTY = {"included": 0, "actual": 1, "estimated": 2, "unknown": 3}
 
 
@@ -87,13 +97,18 @@ class SessionUsage:
 
 def read_usage(conn: sqlite3.Connection, session_id: str | None = None) -> SessionUsage | None:
     """Usage of one session (None if it does not exist) or the sum over all sessions."""
-    cols = ", ".join(TOKEN_BUCKETS) + ", api_call_count, compression_count, estimated_cost_usd, cost_status"
+    cols = ", ".join(USAGE_COLUMNS)
     if session_id is not None:
         rows = conn.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (session_id,)).fetchall()
         if not rows:
             return None
     else:
         rows = conn.execute(f"SELECT {cols} FROM sessions").fetchall()
+    return summarize_usage(session_id, rows)
+
+
+def summarize_usage(session_id: str | None, rows: list[Any]) -> SessionUsage:
+    """The SessionUsage of session rows holding :data:`USAGE_COLUMNS` (any backend)."""
     total = CanonicalUsage()
     calls = compressions = 0
     amount = 0.0

@@ -5,8 +5,10 @@ lets a single append stall for seconds under four writers, and long busy
 timeouts end in "database is locked". So:
 
 * WAL, so readers never block the writer and the writer never blocks readers;
-* writers take an exclusive ``flock`` on a side file first, which queues them
-  fairly in the kernel instead of in SQLite's sleep-and-poll busy handler;
+* writers take an exclusive ``flock`` on a side file first, queued fairly in
+  the kernel (see :class:`WriteLock`) instead of in SQLite's sleep-and-poll
+  busy handler;
+* readers use their own connections (:class:`ReaderPool`), one per thread;
 * then ``BEGIN IMMEDIATE`` with a short busy timeout, and on "locked"/"busy"
   a jittered retry (20-150 ms) until a deadline;
 * a PASSIVE checkpoint every :data:`CHECKPOINT_EVERY` writes and on close,
@@ -22,6 +24,7 @@ import logging
 import os
 import random
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,6 +36,7 @@ __all__ = [
     "BUSY_TIMEOUT_MS",
     "CHECKPOINT_EVERY",
     "RETRY_DEADLINE_S",
+    "ReaderPool",
     "StoreBusyError",
     "WriteLock",
     "connect",
@@ -110,6 +114,8 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     WAL with ``synchronous=NORMAL`` keeps every committed transaction through a
     process crash (SIGKILL); pass ``FULL`` to survive power loss too.
     """
+    if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
     make_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -120,24 +126,33 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
 class WriteLock:
     """An exclusive ``flock`` on ``<db>.lock`` held for the length of one write transaction.
 
-    The kernel releases it when a holder dies, even by SIGKILL. Where ``fcntl``
-    is missing (Windows) it is a no-op and SQLite's locking alone applies.
+    Waiting is fair: a writer first takes ``<db>.lock-queue`` and holds it
+    only while it waits for the write lock itself. So at most one process
+    waits on ``<db>.lock``, and when the holder lets go that waiter gets it
+    even if the holder asks again at once (a polled or plain blocking
+    ``flock`` hands it back to the process that is already running). Both
+    waits block in the kernel instead of polling. The kernel releases the
+    locks when a holder dies, even by SIGKILL. Where ``fcntl`` is missing
+    (Windows) it is a no-op and SQLite's locking alone applies.
     """
 
     def __init__(self, db_path: Path | str, *, deadline_s: float = RETRY_DEADLINE_S) -> None:
         self.path = Path(str(db_path) + ".lock")
+        self.queue_path = Path(str(db_path) + ".lock-queue")
         self.deadline_s = deadline_s
-        self._fd: int | None = None
+        self._fds: tuple[int, int] | None = None
         self._depth = 0
 
-    def _open(self) -> int | None:
-        if self._fd is None:
+    def _open(self) -> tuple[int, int] | None:
+        if self._fds is None:
             try:
                 import fcntl  # noqa: F401
             except ImportError:  # pragma: no cover - not POSIX
                 return None
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        return self._fd
+            lock = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            queue = os.open(self.queue_path, os.O_RDWR | os.O_CREAT, 0o600)
+            self._fds = (lock, queue)
+        return self._fds
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -149,39 +164,103 @@ class WriteLock:
             finally:
                 self._depth -= 1
             return
-        fd = self._open()
-        if fd is not None:
-            self._acquire(fd)
+        fds = self._open()
+        if fds is not None:
+            self._acquire(*fds)
         self._depth = 1
         try:
             yield
         finally:
             self._depth = 0
-            if fd is not None:
+            if fds is not None:
                 import fcntl
 
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                fcntl.flock(fds[0], fcntl.LOCK_UN)
 
-    def _acquire(self, fd: int) -> None:
+    def _acquire(self, lock: int, queue: int) -> None:
         import fcntl
 
         stop = time.monotonic() + self.deadline_s
-        delay = 0.0005
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= stop:
-                    raise StoreBusyError(
-                        f"another process held {self.path} for {self.deadline_s:.0f} s; "
-                        "is a hermes process stopped or stuck?"
-                    ) from None
-                # Short, growing, jittered polls: holders keep it for about a millisecond.
-                time.sleep(random.uniform(delay / 2, delay))
-                delay = min(delay * 2, 0.010)
+        _flock_until(queue, stop, self.queue_path, self.deadline_s)
+        try:
+            _flock_until(lock, stop, self.path, self.deadline_s)
+        finally:
+            fcntl.flock(queue, fcntl.LOCK_UN)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        if self._fds is not None:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = None
+
+
+def _flock_until(fd: int, stop: float, path: Path, deadline_s: float) -> None:
+    """An exclusive flock on ``fd``, waiting in the kernel until ``stop`` (monotonic)."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    # A blocking flock cannot time out, so a helper thread makes the call and
+    # this one waits for it with a deadline; if the deadline passes first, the
+    # helper lets go of the lock as soon as it gets it.
+    got = threading.Event()
+    state = {"abandoned": False}
+    guard = threading.Lock()
+
+    def wait() -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with guard:
+            if state["abandoned"]:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return
+            got.set()
+
+    threading.Thread(target=wait, name="hermes-store-lock", daemon=True).start()
+    try:
+        if got.wait(max(0.0, stop - time.monotonic())):
+            return
+    except BaseException:  # interrupted while waiting: never leave the lock to the helper
+        with guard:
+            state["abandoned"] = True
+            if got.is_set():
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        raise
+    with guard:
+        if got.is_set():
+            return
+        state["abandoned"] = True
+    raise StoreBusyError(f"another process held {path} for {deadline_s:.0f} s; is a hermes process stopped or stuck?")
+
+
+class ReaderPool:
+    """One read-only connection per thread, so a long search never waits for, or blocks, a write.
+
+    WAL lets these readers run beside the one writer connection.
+    """
+
+    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+        self.path = path
+        self.synchronous = synchronous
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+
+    def get(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, synchronous=self.synchronous)
+            conn.execute("PRAGMA query_only = 1")
+            self._local.conn = conn
+            with self._guard:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._guard:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

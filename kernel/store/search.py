@@ -1,35 +1,42 @@
-"""Full-text search over messages: query sanitising, FTS5/trigram/LIKE, context, lineage roots.
+"""Full-text search over messages: query language, FTS5/trigram/LIKE, context, lineage roots.
 
-Any user text is a valid query. It is cut into whitespace-separated terms and
-each becomes a quoted FTS5 phrase, so quotes, ``AND``/``OR``/``NOT``/``NEAR``,
-``-``, ``.``, ``:``, ``*`` and parentheses are literal text, never syntax (a
-trailing ``*`` still means a prefix). Word search (unicode61, BM25 or newest
-first) runs first; when it finds nothing, the trigram index finds substrings
-and CJK text (newest first), and where the SQLite build lacks trigram a
-bounded ``LIKE`` scan does. "Newest first" is insertion order (message id).
+Any user text is a valid query (:mod:`.query`): ``OR``, ``NOT``, ``"phrases"``,
+``prefix*`` and parentheses work as in FTS5, everything else is literal. Word
+search (unicode61, BM25 over every match, or newest first) runs first; when it
+finds nothing and some term is no word of the index, the trigram index finds
+substrings and CJK text (newest first),
+and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
+first" is insertion order (message id). A search costs a fixed handful of
+statements however many hits it returns: ids, then snippets, context and
+lineage roots each in one statement.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .lineage import lineage_roots
+from .lineage import MAX_DEPTH
+from .query import MAX_QUERY_CHARS, MAX_TERMS, parse_query, positive_terms, to_fts5
 from .schema import has_trigram_index
 from .titles import escape_like
 
-__all__ = ["MAX_QUERY_CHARS", "MAX_TERMS", "RANK_CANDIDATES", "SearchHit", "fts_query", "search_messages", "split_terms"]
+__all__ = [
+    "CONTEXT_CHARS",
+    "MAX_QUERY_CHARS",
+    "MAX_TERMS",
+    "SearchHit",
+    "SortOrder",
+    "build_hits",
+    "fts_query",
+    "search_messages",
+    "split_terms",
+]
 
-MAX_QUERY_CHARS = 1_000
-MAX_TERMS = 32
-RANK_CANDIDATES = 20_000
 CONTEXT_CHARS = 300
 # Weights for (content, tool_name, tool_args): what was said outranks plumbing.
 _BM25 = "1.0, 0.5, 0.5"
-_WORD = re.compile(r"\w", re.UNICODE)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 SortOrder = Literal["rank", "time"]
 
@@ -58,29 +65,14 @@ class SearchHit:
 
 
 def split_terms(query: str) -> list[tuple[str, bool]]:
-    """``(text, is_prefix)`` per usable term of ``query``; terms without a letter or digit are dropped."""
-    text = _CONTROL.sub(" ", query[:MAX_QUERY_CHARS])
-    terms: list[tuple[str, bool]] = []
-    for chunk in text.split():
-        prefix = chunk.endswith("*")
-        chunk = chunk.replace('"', " ").strip("*").strip()
-        if chunk and _WORD.search(chunk):
-            terms.append((chunk, prefix))
-        if len(terms) >= MAX_TERMS:
-            break
-    return terms
-
-
-def _phrase(text: str) -> str:
-    return '"' + text.replace('"', '""') + '"'
+    """``(text, is_prefix)`` per term of a plain conjunction; empty when it uses OR/NOT or has no term."""
+    return [(t.text, t.prefix) for t in positive_terms(parse_query(query)) or []]
 
 
 def fts_query(query: str) -> str | None:
-    """A safe FTS5 MATCH expression for any text (all terms must match), or None if nothing is left."""
-    terms = split_terms(query)
-    if not terms:
-        return None
-    return " ".join(_phrase(t) + ("*" if prefix else "") for t, prefix in terms)
+    """A safe FTS5 MATCH expression for any text, or None if nothing searchable is left."""
+    node = parse_query(query)
+    return to_fts5(node) if node is not None else None
 
 
 def _filters(source: str | None, role: str | None, session_id: str | None) -> tuple[str, list[Any]]:
@@ -105,34 +97,29 @@ def _run(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[tuple[An
 def _fts_rows(
     conn: sqlite3.Connection, table: str, match: str, where: str, params: list[Any], order: SortOrder, limit: int
 ) -> list[tuple[Any, ...]]:
-    # Two steps: choose the top ``limit`` ids, then build snippets for those only
-    # (SQLite would otherwise compute a snippet for every match before sorting).
-    # Newest first is rowid order, which FTS5 walks backwards and stops at ``limit``.
-    # BM25 ranks the newest RANK_CANDIDATES matches: a word in 240,000 of a million
-    # messages costs ~60 ms to rank in full and ~19 ms this way, and for so common
-    # a word the scores barely differ anyway.
-    joins = (
-        f" JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id" if where else ""
-    )
+    # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
+    # order, which FTS5 walks backwards and stops at ``limit``), then build
+    # snippets for those only, in one statement.
+    # CROSS JOIN fixes the join order (SQLite's rule): the full-text index drives,
+    # rows are looked up by key. Left to itself the planner may walk sessions first.
+    joins = f" CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id" if where else ""
     matches = f"FROM {table}{joins} WHERE {table} MATCH ?{where}"
     if order == "rank":
-        sql = (
-            f"SELECT id FROM (SELECT {table}.rowid AS id, bm25({table}, {_BM25}) AS score {matches} "
-            f"ORDER BY {table}.rowid DESC LIMIT {RANK_CANDIDATES}) ORDER BY score LIMIT ?"
-        )
+        sql = f"SELECT {table}.rowid {matches} ORDER BY bm25({table}, {_BM25}), {table}.rowid DESC LIMIT ?"
     else:
         sql = f"SELECT {table}.rowid {matches} ORDER BY {table}.rowid DESC LIMIT ?"
     ids = [row[0] for row in _run(conn, sql, [match, *params, limit])]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
     detail = (
         f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
         f"snippet({table}, -1, '**', '**', '…', 12) "
-        f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {table}.rowid = ?"
+        f"FROM {table} CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id "
+        f"WHERE {table} MATCH ? AND {table}.rowid IN ({marks})"
     )
-    rows = []
-    for message_id in ids:
-        rows += _run(conn, detail, [match, message_id])
-    return rows
+    found = {row[0]: row for row in _run(conn, detail, [match, *ids])}
+    return [found[i] for i in ids if i in found]
 
 
 def _like_rows(
@@ -152,19 +139,79 @@ def _like_rows(
     return _run(conn, sql, [*like_params, *params, limit])
 
 
-def _neighbour(conn: sqlite3.Connection, session_id: str, message_id: int, before: bool) -> dict[str, Any] | None:
-    op, order = ("<", "DESC") if before else (">", "ASC")
-    row = conn.execute(
-        f"SELECT id, role, content, tool_name FROM messages WHERE session_id = ? AND id {op} ? "
-        f"ORDER BY id {order} LIMIT 1",
-        (session_id, message_id),
-    ).fetchone()
+def _cut(row: tuple[Any, ...] | None) -> dict[str, Any] | None:
     if row is None:
         return None
     content = row[2] or ""
     if len(content) > CONTEXT_CHARS:
         content = content[:CONTEXT_CHARS] + "…"
     return {"message_id": row[0], "role": row[1], "content": content, "tool_name": row[3]}
+
+
+def _neighbours(conn: sqlite3.Connection, hits: list[tuple[str, int]]) -> dict[tuple[int, str], tuple[Any, ...]]:
+    """``{(hit id, "before"|"after"): (id, role, content, tool_name)}`` for every hit, in one statement."""
+    values = ",".join("(?, ?)" for _ in hits)
+    sql = (
+        f"WITH h(sid, mid) AS (VALUES {values}), "
+        "n(mid, side, nid) AS ("
+        "SELECT mid, 'before', (SELECT max(id) FROM messages WHERE session_id = h.sid AND id < h.mid) FROM h "
+        "UNION ALL "
+        "SELECT mid, 'after', (SELECT min(id) FROM messages WHERE session_id = h.sid AND id > h.mid) FROM h) "
+        f"SELECT n.mid, n.side, m.id, m.role, substr(m.content, 1, {CONTEXT_CHARS + 1}), m.tool_name "
+        "FROM n JOIN messages m ON m.id = n.nid"
+    )
+    params = [p for hit in hits for p in hit]
+    return {(row[0], row[1]): row[2:] for row in conn.execute(sql, params)}
+
+
+_ROOTS_SQL = """
+WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
+    SELECT id, id, parent_session_id, 0 FROM sessions WHERE id IN ({marks})
+    UNION ALL
+    SELECT up.start, s.id, s.parent_session_id, up.depth + 1
+    FROM sessions s JOIN up ON s.id = up.parent_session_id
+    WHERE up.depth < ?
+)
+SELECT up.start, up.id, s.title FROM up JOIN sessions s ON s.id = up.id
+WHERE up.parent_session_id IS NULL OR up.depth = ?
+  OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = up.parent_session_id)
+"""
+
+
+def _roots(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, tuple[str, str | None]]:
+    """``{session id: (lineage root id, root title)}`` in one statement."""
+    if not session_ids:
+        return {}
+    ids = sorted(session_ids)
+    sql = _ROOTS_SQL.format(marks=",".join("?" * len(ids)))
+    return {row[0]: (row[1], row[2]) for row in conn.execute(sql, [*ids, MAX_DEPTH, MAX_DEPTH])}
+
+
+def build_hits(
+    rows: list[tuple[Any, ...]],
+    roots: dict[str, tuple[str, str | None]],
+    neighbours: dict[tuple[int, str], tuple[Any, ...]] | None,
+) -> list[SearchHit]:
+    """SearchHits from ``(id, session_id, role, timestamp, source, title, snippet)`` rows (any backend)."""
+    hits = []
+    for message_id, sid, msg_role, timestamp, src, title, snippet in rows:
+        root, root_title = roots.get(sid, (sid, title))
+        hit = SearchHit(
+            session_id=sid,
+            root_session_id=root,
+            message_id=message_id,
+            role=msg_role,
+            snippet=snippet or "",
+            timestamp=timestamp,
+            source=src,
+            title=title,
+            root_title=root_title,
+        )
+        if neighbours is not None:
+            hit.before = _cut(neighbours.get((message_id, "before")))
+            hit.after = _cut(neighbours.get((message_id, "after")))
+        hits.append(hit)
+    return hits
 
 
 def search_messages(
@@ -179,53 +226,62 @@ def search_messages(
     context: bool = True,
     trigram: bool | None = None,
 ) -> list[SearchHit]:
-    """Messages matching every term of ``query``; never raises on the query's text.
+    """Messages matching ``query`` (see :mod:`.query`); never raises on the query's text.
 
     ``trigram=None`` uses the trigram index when this database has one.
     """
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
-    terms = split_terms(query)
     limit = max(1, min(int(limit), 1_000))
-    if not terms:
+    node = parse_query(query)
+    if node is None:
         return []
     where, params = _filters(source, role, session_id)
-    rows = _fts_rows(conn, "messages_fts", fts_query(query), where, params, sort, limit)
-    if not rows:
+    match = to_fts5(node)
+    rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit)
+    if not rows and not _all_words_known(conn, _leaves(node)):
+        terms = _leaves(node)
         use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
+        plain = positive_terms(node)
         # Trigram MATCH needs three characters per term; shorter terms go to LIKE.
-        if use_trigram and all(len(text) >= 3 for text, _ in terms):
-            match = " ".join(_phrase(text) for text, _ in terms)
+        if use_trigram and all(len(t.text) >= 3 for t in terms):
             # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
             # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
-            rows = _fts_rows(conn, "messages_trigram", match, where, params, "time", limit)
-        else:
-            rows = _like_rows(conn, terms, where, params, limit)
-    roots = lineage_roots(conn, {row[1] for row in rows})
-    titles = _titles(conn, set(roots.values()))
-    hits = []
-    for message_id, sid, msg_role, timestamp, src, title, snippet in rows:
-        root = roots.get(sid, sid)
-        hit = SearchHit(
-            session_id=sid,
-            root_session_id=root,
-            message_id=message_id,
-            role=msg_role,
-            snippet=snippet or "",
-            timestamp=timestamp,
-            source=src,
-            title=title,
-            root_title=titles.get(root),
-        )
-        if context:
-            hit.before = _neighbour(conn, sid, message_id, before=True)
-            hit.after = _neighbour(conn, sid, message_id, before=False)
-        hits.append(hit)
-    return hits
+            # Prefix stars mean nothing to trigrams (every substring matches already).
+            rows = _fts_rows(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit)
+        elif plain:
+            rows = _like_rows(conn, [(t.text, t.prefix) for t in plain], where, params, limit)
+    roots = _roots(conn, {row[1] for row in rows})
+    neighbours = _neighbours(conn, [(row[1], row[0]) for row in rows]) if context and rows else None
+    return build_hits(rows, roots, neighbours)
 
 
-def _titles(conn: sqlite3.Connection, ids: set[str]) -> dict[str, str | None]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    return dict(conn.execute(f"SELECT id, title FROM sessions WHERE id IN ({marks})", list(ids)).fetchall())
+def _all_words_known(conn: sqlite3.Connection, terms: list[Any]) -> bool:
+    """True when every term is a word of the word index on its own: the query just has no
+    match, and a substring scan would only cost time. A term inside a longer word, or CJK
+    text (one token per run), is not, so the substring index still answers those."""
+    for term in terms:
+        rows = _run(conn, "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", [to_fts5(term)])
+        if not rows:
+            return False
+    return True
+
+
+def _leaves(node: Any) -> list[Any]:
+    from .query import Not, Term
+
+    if isinstance(node, Term):
+        return [node]
+    if isinstance(node, Not):
+        return _leaves(node.keep) + _leaves(node.drop)
+    return [t for part in node.parts for t in _leaves(part)]
+
+
+def _unstarred(node: Any) -> Any:
+    from .query import And, Not, Or, Term
+
+    if isinstance(node, Term):
+        return Term(node.text, False, node.phrase)
+    if isinstance(node, Not):
+        return Not(_unstarred(node.keep), _unstarred(node.drop))
+    return (And if isinstance(node, And) else Or)(tuple(_unstarred(p) for p in node.parts))

@@ -14,8 +14,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,17 +24,34 @@ from ..usage import CanonicalUsage, CostResult
 from . import compactions as _compactions
 from . import lineage as _lineage
 from .accounting import SessionUsage, read_usage, usage_update
-from .concurrency import CHECKPOINT_EVERY, WriteLock, connect, with_retries
+from .concurrency import CHECKPOINT_EVERY, ReaderPool, WriteLock, connect, with_retries
+from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
-from .export import EXPORT_FORMATS, export_jsonl, export_markdown
 from .schema import apply_migrations, migrations
 from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
 
-__all__ = ["Conversation", "SessionNotFoundError", "SessionStore", "TitleInUseError", "new_session_id"]
+__all__ = [
+    "MESSAGE_COLUMNS",
+    "SESSION_COLUMNS",
+    "Conversation",
+    "SQLiteSessionStore",
+    "SYNCHRONOUS_MODES",
+    "SessionNotFoundError",
+    "SessionStore",
+    "TitleInUseError",
+    "chat_message",
+    "chat_row",
+    "decode_message",
+    "message_row",
+    "new_session_id",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: ``store.synchronous`` values: what a commit survives (see docs/session-stores.md).
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 SESSION_COLUMNS = (
     "id", "source", "model", "system_prompt", "parent_session_id", "started_at", "ended_at",
@@ -69,14 +85,6 @@ def new_session_id(now: datetime | None = None) -> str:
     return (now or datetime.now()).strftime("%Y%m%d_%H%M%S_") + secrets.token_hex(3)
 
 
-@dataclass
-class Conversation:
-    """A session loaded for resuming: its row and its messages, oldest first."""
-
-    session: dict[str, Any]
-    messages: list[dict[str, Any]]
-
-
 def _message_row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:
     content, parts = encode_content(strip_images(message.get("content")))
     tool_calls = message.get("tool_calls")
@@ -104,6 +112,28 @@ def _decode_message(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
     return data
 
 
+def _chat_row(row: tuple[Any, ...]) -> dict[str, Any]:
+    """:func:`chat_message` straight from ``role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning``."""
+    role, content, parts, tool_calls, tool_call_id, tool_name, reasoning = row
+    out: dict[str, Any] = {"role": role, "content": decode_content(content, parts)}
+    if tool_calls is not None:
+        out["tool_calls"] = from_json(tool_calls)
+    if tool_call_id is not None:
+        out["tool_call_id"] = tool_call_id
+    if tool_name is not None:
+        out["tool_name"] = tool_name
+    if reasoning is not None:
+        out["reasoning"] = reasoning
+    return out
+
+
+# Public names for other backends, which store the same rows (hermes.plugins.session_stores).
+MESSAGE_COLUMNS = _MESSAGE_COLUMNS
+message_row = _message_row
+decode_message = _decode_message
+chat_row = _chat_row
+
+
 def chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
     """A stored message as the loop sends it to a provider: role, content and what is set."""
     out: dict[str, Any] = {"role": message["role"], "content": message["content"]}
@@ -113,7 +143,22 @@ def chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-class SessionStore:
+def _sqlite_path(url: str) -> Path:
+    """``sqlite:///relative``, ``sqlite:////absolute`` (SQLAlchemy's form) or a plain path."""
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///") :]).expanduser()
+    if url.startswith("sqlite:"):
+        raise HermesError(f"store.url {url!r} is not a SQLite URL; write sqlite:///relative/path or sqlite:////abs/path")
+    return Path(url).expanduser()
+
+
+def _database(conn: sqlite3.Connection) -> Any:
+    from sqlite_utils import Database
+
+    return Database(conn, execute_plugins=False)
+
+
+class SQLiteSessionStore(SessionStore):
     """The session database of one HERMES_HOME (or any path, for tests and tools).
 
     ``trigram=False`` creates a new database without the trigram index (search
@@ -135,6 +180,7 @@ class SessionStore:
         self._mutex = threading.RLock()  # one connection, possibly several tool threads
         self._writes = 0
         self.conn = connect(self.path, synchronous=synchronous)
+        self._readers = ReaderPool(self.path, synchronous=synchronous)
         try:
             self._open(trigram)
         except BaseException:
@@ -142,10 +188,28 @@ class SessionStore:
             self._lock.close()
             raise
 
+    backend_name = "sqlite"
+
     @classmethod
-    def for_home(cls, home: Any, **kwargs: Any) -> SessionStore:
-        """The store at ``home.state_db`` (a :class:`~hermes.kernel.HermesHome`)."""
-        return cls(home.state_db, **kwargs)
+    def from_config(cls, *, url: str | None, home: Any, options: Mapping[str, Any]) -> SQLiteSessionStore:
+        """``url`` is a path or ``sqlite:///path`` (None: ``home.state_db``)."""
+        synchronous = str(options.get("synchronous") or "NORMAL").upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise HermesError(
+                f"store.synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}; "
+                "fix it with `hermes config set store.synchronous NORMAL`"
+            )
+        return cls(_sqlite_path(url) if url else home.state_db, synchronous=synchronous)
+
+    def describe(self) -> str:
+        return f"sqlite {self.path.resolve()}"
+
+    def health(self) -> list[HealthCheck]:
+        pending = [p.name for p in migrations().pending(_database(self.conn))]
+        return [
+            HealthCheck("store", True, self.describe()),
+            HealthCheck("migrations", not pending, "up to date" if not pending else f"pending: {', '.join(pending)}"),
+        ]
 
     def _open(self, trigram: bool) -> None:
         def setup() -> None:
@@ -155,11 +219,9 @@ class SessionStore:
                     self.conn.execute("PRAGMA journal_mode = WAL")
                 apply_migrations(self.conn, trigram=trigram)
 
-        from sqlite_utils import Database
+        db = _database(self.conn)
 
-        db = Database(self.conn, execute_plugins=False)
-
-        def needs_setup() -> bool:
+        def needs_setup() -> bool:  # noqa: E306
             # A read, without the lock: the common case (an up-to-date file) never waits.
             wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
             return not wal or bool(migrations().pending(db))
@@ -177,13 +239,8 @@ class SessionStore:
             self._checkpoint()
             self.conn.close()
             self.conn = None  # type: ignore[assignment]
+            self._readers.close()
             self._lock.close()
-
-    def __enter__(self) -> SessionStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def _checkpoint(self) -> None:
         try:
@@ -214,8 +271,19 @@ class SessionStore:
             return result
 
     def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        with self._mutex:
-            return with_retries(lambda: fn(self.conn))
+        """Run ``fn`` on this thread's reader connection, in one read transaction (one snapshot)."""
+        if self.conn is None:
+            raise HermesError("the session store is closed")
+        conn = self._readers.get()
+
+        def attempt() -> T:
+            conn.execute("BEGIN")
+            try:
+                return fn(conn)
+            finally:
+                conn.execute("COMMIT")
+
+        return with_retries(attempt)
 
     # -- sessions --------------------------------------------------------------
 
@@ -251,13 +319,6 @@ class SessionStore:
         cols = ", ".join(SESSION_COLUMNS)
         row = self._read(lambda c: c.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (session_id,)).fetchone())
         return dict(zip(SESSION_COLUMNS, row)) if row else None
-
-    def require_session(self, session_id: str) -> dict[str, Any]:
-        """The session row, or SessionNotFoundError."""
-        session = self.get_session(session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
-        return session
 
     def resolve_session_id(self, text: str) -> str:
         """An exact id, or a prefix that matches exactly one session."""
@@ -324,10 +385,6 @@ class SessionStore:
         return clean
 
     # -- messages --------------------------------------------------------------
-
-    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
-        """Append one message; returns its id."""
-        return self.append_messages(session_id, [message])[0]
 
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         """Append messages in one transaction (all or none); returns their ids."""
@@ -474,11 +531,29 @@ class SessionStore:
         """Load a session as a conversation to continue.
 
         With ``follow_compression`` an ended-by-compression session resolves to
-        the newest session continuing it, whose history is the live one.
+        the newest session continuing it, whose history is the live one. One
+        read transaction: the row, the chain only when it was compressed, the
+        messages.
         """
-        self.require_session(session_id)
-        target = self._read(lambda c: _lineage.compression_tip(c, session_id)) if follow_compression else session_id
-        return Conversation(self.require_session(target), [chat_message(m) for m in self.get_messages(target)])
+        cols = ", ".join(SESSION_COLUMNS)
+
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+            row = conn.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            session = dict(zip(SESSION_COLUMNS, row))
+            if follow_compression and session["end_reason"] == "compression":
+                tip = _lineage.compression_tip(conn, session_id)
+                session = dict(zip(SESSION_COLUMNS, conn.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (tip,)).fetchone()))
+            rows = conn.execute(
+                "SELECT role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning "
+                "FROM messages WHERE session_id = ? ORDER BY id",
+                (session["id"],),
+            ).fetchall()
+            return session, rows
+
+        session, rows = self._read(read)
+        return Conversation(session, [_chat_row(row) for row in rows])
 
     def compression_ancestry(self, session_id: str) -> list[str]:
         """``session_id`` and the sessions it continues through compression, oldest first."""
@@ -567,10 +642,52 @@ class SessionStore:
             if not done:
                 return deleted
 
-    def export(self, session_id: str, fmt: str = "jsonl") -> str:
-        """The session and its messages as ``jsonl`` or ``markdown``."""
-        if fmt not in EXPORT_FORMATS:
-            raise HermesError(f"unknown export format {fmt!r}; use one of: {', '.join(EXPORT_FORMATS)}")
-        session = self.require_session(session_id)
-        messages = self.get_messages(session_id)
-        return export_jsonl(session, messages) if fmt == "jsonl" else export_markdown(session, messages)
+    # -- bulk copy -----------------------------------------------------------------
+
+    def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
+        rows = self._read(
+            lambda c: c.execute(
+                "SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", (after or "", limit)
+            ).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        def read(conn: sqlite3.Connection) -> dict[str, int]:
+            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+            return {"sessions": sessions, "messages": messages}
+
+        return self._read(read)
+
+    def import_sessions(
+        self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
+    ) -> ImportResult:
+        """Copy whole sessions in one transaction (see :meth:`SessionStore.import_sessions`)."""
+        now = time.time()
+        prepared = [(dict(session), [_message_row(session["id"], m, now) for m in messages]) for session, messages in batch]
+        result = ImportResult([], [], [])
+        cols = ", ".join(SESSION_COLUMNS)
+        marks = ",".join("?" * len(SESSION_COLUMNS))
+
+        def write(conn: sqlite3.Connection) -> None:
+            for session, rows in prepared:
+                sid = session["id"]
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is not None:
+                    have = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
+                    (result.skipped if have == len(rows) else result.conflicts).append(sid)
+                    continue
+                title = session.get("title")
+                if title is not None and conn.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
+                    result.conflicts.append(sid)
+                    continue
+                values = {**{c: session.get(c) for c in SESSION_COLUMNS}, "message_count": len(rows)}
+                for column in ("tool_call_count", "api_call_count", "compression_count", "input_tokens", "output_tokens",
+                               "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd"):
+                    values[column] = values[column] or 0
+                conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({marks})", [values[c] for c in SESSION_COLUMNS])
+                conn.executemany(_INSERT_MESSAGE, rows)
+                result.imported.append(sid)
+
+        self._write(write)
+        return result

@@ -11,7 +11,7 @@ import re
 import sqlite3
 import unicodedata
 
-__all__ = ["MAX_TITLE_CHARS", "base_title", "escape_like", "next_numbered_title", "sanitize_title"]
+__all__ = ["MAX_TITLE_CHARS", "base_title", "escape_like", "next_numbered_title", "next_title_among", "sanitize_title"]
 
 MAX_TITLE_CHARS = 100
 _NUMBERED = re.compile(r"^(?P<base>.*?) #(?P<n>\d+)$")
@@ -42,15 +42,21 @@ def escape_like(text: str, escape: str = "\\") -> str:
 def next_numbered_title(conn: sqlite3.Connection, title: str) -> str:
     """The next free ``<base> #N`` in the lineage of ``title`` (N >= 2)."""
     base = base_title(title)
-    # Leave room for the suffix so a long base still fits in 100 characters.
     rows = conn.execute(
         "SELECT title FROM sessions WHERE title = ? OR title LIKE ? ESCAPE '\\'",
         (base, escape_like(base) + " #%"),
     ).fetchall()
+    return next_title_among(title, [row[0] for row in rows])
+
+
+def next_title_among(title: str, existing: list[str]) -> str:
+    """The next free ``<base> #N`` for ``title`` given the ``existing`` titles of its lineage (any backend)."""
+    base = base_title(title)
     highest = 1
-    for (existing,) in rows:
-        match = _NUMBERED.match(existing)
+    for name in existing:
+        match = _NUMBERED.match(name)
         if match and match.group("base") == base:
             highest = max(highest, int(match.group("n")))
     suffix = f" #{highest + 1}"
+    # Leave room for the suffix so a long base still fits in 100 characters.
     return base[: MAX_TITLE_CHARS - len(suffix)].rstrip() + suffix

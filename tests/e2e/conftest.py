@@ -35,3 +35,41 @@ def venv_hermes(tmp_path: Path, hermes_home: Path):
     run.python = python  # type: ignore[attr-defined]
     run.env = env  # type: ignore[attr-defined]
     return run
+
+
+class StoreBackend:
+    """The session store the ``hermes`` subprocesses of one test use, and raw SQL on it for assertions."""
+
+    def __init__(self, name: str, home: Path, url: str | None) -> None:
+        self.name, self.home, self.url = name, home, url
+
+    def open(self):  # type: ignore[no-untyped-def]
+        from hermes.kernel.store import SessionStore
+
+        if self.url is None:
+            return SessionStore(self.home / "state.db")
+        from hermes.plugins.session_stores.postgresql import PostgresSessionStore
+
+        return PostgresSessionStore(self.url, pool_size=1)
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        if self.url is None:
+            import sqlite3
+
+            with sqlite3.connect(self.home / "state.db") as conn:
+                return conn.execute(sql, params).fetchall()
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            cur = conn.execute(sql.replace("?", "%s"), params)
+            return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_backend(request: pytest.FixtureRequest, hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> StoreBackend:
+    """Each test twice: on state.db, and with ``HERMES_STORE_URL`` naming a fresh PostgreSQL database."""
+    url = None
+    if request.param == "postgresql":
+        url = request.getfixturevalue("postgres_url")
+        monkeypatch.setenv("HERMES_STORE_URL", url)
+    return StoreBackend(request.param, hermes_home, url)

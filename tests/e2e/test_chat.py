@@ -15,6 +15,7 @@ import pytest
 
 from hermes.kernel.testing import FakeModelServer, ToolCall
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
+from tests.e2e.conftest import StoreBackend
 
 PROVIDERS = {"openai": "OPENAI", "anthropic": "ANTHROPIC"}
 
@@ -47,13 +48,15 @@ def hermes_chat(*args: str, env: dict[str, str], cwd: Path, input: str | None = 
     )
 
 
-def db_rows(home: Path, sql: str) -> list[tuple]:
+def db_rows(home: Path | StoreBackend, sql: str) -> list[tuple]:
+    if isinstance(home, StoreBackend):
+        return home.rows(sql)
     with sqlite3.connect(home / "state.db") as conn:
         return conn.execute(sql).fetchall()
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_multi_step_task_reads_patches_and_runs_a_file(fake_model_server: FakeModelServer, workdir: Path, hermes_home: Path, provider: str) -> None:
+def test_multi_step_task_reads_patches_and_runs_a_file(fake_model_server: FakeModelServer, workdir: Path, store_backend: StoreBackend, provider: str) -> None:
     (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n\nprint(add(2, 3))\n")
     server = fake_model_server
     server.tool_calls(("read_file", {"path": "calc.py"}))
@@ -69,8 +72,8 @@ def test_multi_step_task_reads_patches_and_runs_a_file(fake_model_server: FakeMo
     assert len(requests) == 4
     last = json.dumps(requests[-1].body)
     assert "1|def add(a, b):" in last and "exit code: 0" in last and "5" in last
-    (session_id, end_reason), = db_rows(hermes_home, "SELECT id, end_reason FROM sessions")
-    roles = [r for (r,) in db_rows(hermes_home, "SELECT role FROM messages ORDER BY id")]
+    (session_id, end_reason), = db_rows(store_backend, "SELECT id, end_reason FROM sessions")
+    roles = [r for (r,) in db_rows(store_backend, "SELECT role FROM messages ORDER BY id")]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]
     assert end_reason == "user_exit"
 
@@ -152,14 +155,14 @@ def test_no_key_is_one_line_naming_the_fix(workdir: Path) -> None:
     ]
 
 
-def test_repl_streams_and_runs_slash_commands(fake_model_server: FakeModelServer, workdir: Path, hermes_home: Path) -> None:
+def test_repl_streams_and_runs_slash_commands(fake_model_server: FakeModelServer, workdir: Path, store_backend: StoreBackend) -> None:
     fake_model_server.reply("Hello from the REPL.").reply("Second session.")
     result = hermes_chat(input="hi\n/title Greeting\n/usage\n/new\nagain\n/bogus\n/exit\n", env=chat_env(fake_model_server), cwd=workdir)
     assert result.returncode == 0, result.stderr
     assert "Hello from the REPL." in result.stdout and "Second session." in result.stdout
     assert "title: Greeting" in result.stderr and "1 API calls" in result.stderr
     assert "unknown command /bogus" in result.stderr
-    rows = db_rows(hermes_home, "SELECT title, end_reason FROM sessions ORDER BY started_at")
+    rows = db_rows(store_backend, "SELECT title, end_reason FROM sessions ORDER BY started_at")
     assert rows == [("Greeting", "new"), (None, "user_exit")]
 
 
@@ -244,11 +247,11 @@ def test_repl_asks_before_a_dangerous_command_and_honours_no(fake_model_server: 
     assert "denied" in tool_result["content"].lower() or "declined" in tool_result["content"].lower()
 
 
-def test_repl_resume_and_branch(fake_model_server: FakeModelServer, workdir: Path, hermes_home: Path) -> None:
+def test_repl_resume_and_branch(fake_model_server: FakeModelServer, workdir: Path, store_backend: StoreBackend) -> None:
     env = chat_env(fake_model_server)
     fake_model_server.reply("first answer")
     hermes_chat("-q", "remember the word kumquat", env=env, cwd=workdir)
-    (session_id,) = db_rows(hermes_home, "SELECT id FROM sessions")[0]
+    (session_id,) = db_rows(store_backend, "SELECT id FROM sessions")[0]
     fake_model_server.reply("still here").reply("on the branch")
     result = hermes_chat(input=f"/resume {session_id[:17]}\nwhat was the word?\n/branch Kumquat talk\nand now?\n/exit\n", env=env, cwd=workdir)
     assert result.returncode == 0, result.stderr
@@ -257,7 +260,7 @@ def test_repl_resume_and_branch(fake_model_server: FakeModelServer, workdir: Pat
     assert resumed == ["remember the word kumquat", "what was the word?"]
     branched = [m["content"] for m in fake_model_server.requests[2].body["messages"] if m["role"] == "user"]
     assert branched == ["remember the word kumquat", "what was the word?", "and now?"]
-    rows = db_rows(hermes_home, "SELECT title, parent_session_id, end_reason FROM sessions ORDER BY started_at")
+    rows = db_rows(store_backend, "SELECT title, parent_session_id, end_reason FROM sessions ORDER BY started_at")
     assert rows[0][2] == "branched" and rows[-1][:2] == ("Kumquat talk", session_id)
 
 

@@ -1,4 +1,4 @@
-"""``hermes sessions ...`` and ``hermes usage`` as a user runs them: a real subprocess, a real state.db."""
+"""``hermes sessions ...`` and ``hermes usage`` as a user runs them: a real subprocess, on state.db and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ from pathlib import Path
 import pytest
 
 from hermes.kernel import CanonicalUsage, CostResult
-from hermes.kernel.store import SessionStore
 
 LIST_FIELDS = ["id", "title", "source", "model", "parent_session_id", "started_at", "ended_at", "end_reason", "message_count"]
 SEARCH_FIELDS = ["session_id", "root_session_id", "message_id", "role", "snippet"]
 
 
 @pytest.fixture
-def ids(hermes_home: Path) -> dict[str, str]:
-    with SessionStore(hermes_home / "state.db") as store:
+def ids(store_backend) -> dict[str, str]:
+    with store_backend.open() as store:
         root = store.create_session(source="cli", model="gpt-test", title="Refactor auth")
         store.append_messages(root, [{"role": "user", "content": "refactor the auth module"},
                                      {"role": "assistant", "content": "Done; tokens now rotate."}])  # fmt: skip
@@ -26,7 +25,7 @@ def ids(hermes_home: Path) -> dict[str, str]:
         store.record_usage(child, CanonicalUsage(10, 2, request_count=1), CostResult(None, "unknown"))
         api = store.create_session(source="api", model="claude-test")
         store.append_message(api, {"role": "user", "content": "unrelated gateway chat"})
-        store.conn.execute("UPDATE sessions SET started_at = started_at - 10 WHERE id = ?", (root,))
+    store_backend.rows("UPDATE sessions SET started_at = started_at - 10 WHERE id = ?", (root,))
     return {"root": root, "child": child, "api": api}
 
 
@@ -95,9 +94,8 @@ def test_show_branch_export_delete(hermes, ids, tmp_path: Path) -> None:
     assert ids["root"] in hermes("sessions", "list").stdout
 
 
-def test_prune(hermes, ids, hermes_home: Path) -> None:
-    with SessionStore(hermes_home / "state.db") as store:
-        store.conn.execute("UPDATE sessions SET updated_at = 0 WHERE id = ?", (ids["api"],))
+def test_prune(hermes, ids, store_backend) -> None:
+    store_backend.rows("UPDATE sessions SET updated_at = 0 WHERE id = ?", (ids["api"],))
     result = hermes("sessions", "prune", "--older-than", "30", "--yes")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "pruned 1 session"

@@ -124,15 +124,13 @@ def test_index_follows_updates_and_deletes(store: SessionStore) -> None:
         store.conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
 
 
-def test_rank_is_bm25_over_the_newest_candidates(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hermes.kernel.store import search
-
+def test_rank_is_bm25_over_every_match(store: SessionStore) -> None:
     sid = store.create_session()
     best, *_ = store.append_messages(sid, [{"role": "user", "content": "ocelot ocelot ocelot"}] + [
         {"role": "user", "content": f"an ocelot among many other words number {i}"} for i in range(4)])  # fmt: skip
     assert store.search("ocelot")[0].message_id == best  # BM25, not recency
     assert store.search("ocelot", sort="time")[0].message_id == best + 4
     assert store.search("ocelot", role="user")[0].message_id == best  # same with the filtered (joined) query
-    # A very common word is ranked among its newest matches only, which bounds the cost.
-    monkeypatch.setattr(search, "RANK_CANDIDATES", 2)
-    assert {h.message_id for h in store.search("ocelot")} == {best + 3, best + 4}
+    # The oldest match still wins on score, however many newer matches there are.
+    store.append_messages(sid, [{"role": "user", "content": f"ocelot seen again, entry {i} of a long list"} for i in range(50)])
+    assert store.search("ocelot", limit=1)[0].message_id == best

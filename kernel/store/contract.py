@@ -1,0 +1,270 @@
+"""The ``SessionStore`` contract: what the agent, the CLI, tools and memory code may ask of a store.
+
+A backend subclasses :class:`SessionStore`, implements the abstract methods and
+registers the class in the ``hermes.session_stores`` entry-point group; config
+(``store.backend``, ``store.url`` or ``HERMES_STORE_URL``) chooses one through
+:func:`hermes.kernel.store.open_store`. The embedded SQLite store is the
+default and registers the same way (``sqlite``).
+
+``SessionStore(path)`` called on the contract itself opens the SQLite store on
+``path`` (like ``pathlib.Path`` returning a ``PosixPath``), so code and tests
+that only ever meant "the local file" keep working unchanged.
+
+Every backend must pass :mod:`hermes.kernel.testing.store_suite`.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..usage import CanonicalUsage, CostResult
+    from .accounting import SessionUsage
+    from .search import SearchHit, SortOrder
+
+__all__ = ["Conversation", "HealthCheck", "ImportResult", "SessionStore"]
+
+
+@dataclass
+class Conversation:
+    """A session loaded for resuming: its row and its messages, oldest first."""
+
+    session: dict[str, Any]
+    messages: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """One line of ``hermes doctor``'s store report."""
+
+    name: str
+    ok: bool
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class ImportResult:
+    """What :meth:`SessionStore.import_sessions` did with each session it was given."""
+
+    imported: list[str]
+    skipped: list[str]  # already present with the same number of messages
+    conflicts: list[str]  # present with a different number of messages: left untouched
+
+
+class SessionStore(abc.ABC):
+    """Sessions, messages, lineage, titles, usage and search behind one interface.
+
+    Rows are plain dicts with the keys of :data:`SESSION_COLUMNS` (sessions)
+    and ``id, session_id, role, content, tool_calls, tool_call_id, tool_name,
+    reasoning, finish_reason, token_count, timestamp`` (messages). Errors are
+    :class:`SessionNotFoundError` and :class:`TitleInUseError`.
+    """
+
+    #: The name this backend is registered under (``store.backend``).
+    backend_name: str = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> SessionStore:
+        if cls is SessionStore:  # the contract itself: the embedded default
+            from .session_store import SQLiteSessionStore
+
+            return super().__new__(SQLiteSessionStore)
+        return super().__new__(cls)
+
+    # -- opening -----------------------------------------------------------------
+
+    @classmethod
+    @abc.abstractmethod
+    def from_config(cls, *, url: str | None, home: Any, options: Mapping[str, Any]) -> SessionStore:
+        """Open the store named by ``url`` (None: the backend's default for ``home``).
+
+        ``options`` is the whole ``store`` config section (``synchronous``, ``pool_size``, ...).
+        """
+
+    @classmethod
+    def for_home(cls, home: Any, **kwargs: Any) -> SessionStore:
+        """The SQLite store at ``home.state_db`` (a :class:`~hermes.kernel.HermesHome`)."""
+        return cls(home.state_db, **kwargs)
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release connections; the store is unusable afterwards."""
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def describe(self) -> str:
+        """Where the data lives, for people (never with a password)."""
+        return self.backend_name
+
+    def health(self) -> list[HealthCheck]:
+        """Checks for ``hermes doctor``: connectivity, migrations, extensions."""
+        return [HealthCheck("store", True, self.describe())]
+
+    # -- sessions ----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def create_session(
+        self,
+        *,
+        source: str = "cli",
+        model: str | None = None,
+        system_prompt: str | None = None,
+        parent_session_id: str | None = None,
+        title: str | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        """Open a new session and return its id."""
+
+    @abc.abstractmethod
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session row as a dict, or None."""
+
+    def require_session(self, session_id: str) -> dict[str, Any]:
+        """The session row, or SessionNotFoundError."""
+        session = self.get_session(session_id)
+        if session is None:
+            from .session_store import SessionNotFoundError
+
+            raise SessionNotFoundError(session_id)
+        return session
+
+    @abc.abstractmethod
+    def resolve_session_id(self, text: str) -> str:
+        """An exact id, or a prefix that matches exactly one session."""
+
+    @abc.abstractmethod
+    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
+        """Sessions, newest first."""
+
+    @abc.abstractmethod
+    def end_session(self, session_id: str, reason: str) -> None:
+        """Mark a session ended with ``reason``."""
+
+    @abc.abstractmethod
+    def set_title(self, session_id: str, title: str | None) -> str | None:
+        """Set (or clear) the title; returns the sanitised title. Titles are unique."""
+
+    # -- messages ----------------------------------------------------------------
+
+    def append_message(self, session_id: str, message: Mapping[str, Any]) -> int:
+        """Append one message; returns its id."""
+        return self.append_messages(session_id, [message])[0]
+
+    @abc.abstractmethod
+    def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        """Append messages in one transaction (all or none), in order; returns their ids.
+
+        Concurrent appends to one session from many processes or hosts never
+        interleave inside one call, lose or duplicate a message.
+        """
+
+    @abc.abstractmethod
+    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        """Every message of a session, oldest first, content decoded exactly."""
+
+    # -- lineage -----------------------------------------------------------------
+
+    @abc.abstractmethod
+    def lineage_root(self, session_id: str) -> str | None:
+        """The first session of the lineage ``session_id`` belongs to."""
+
+    @abc.abstractmethod
+    def lineage(self, session_id: str) -> dict[str, Any]:
+        """``root_session_id``, ``ancestors`` (nearest first, with end reasons) and ``children``."""
+
+    @abc.abstractmethod
+    def branch(self, session_id: str, *, title: str | None = None, source: str | None = None) -> str:
+        """A child with the history copied; the parent ends with ``branched``."""
+
+    @abc.abstractmethod
+    def compression_child(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]] = (),
+        *,
+        system_prompt: str | None = None,
+        title: str | None = None,
+        child_id: str | None = None,
+    ) -> str:
+        """End ``session_id`` with ``compression`` and continue in a child holding ``messages``."""
+
+    @abc.abstractmethod
+    def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
+        """Load a session to continue (the compression tip when ``follow_compression``)."""
+
+    @abc.abstractmethod
+    def compression_ancestry(self, session_id: str) -> list[str]:
+        """``session_id`` and the sessions it continues through compression, oldest first."""
+
+    # -- usage -------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def record_usage(self, session_id: str, usage: CanonicalUsage, cost: CostResult | None = None) -> None:
+        """Add one provider response's tokens, API call(s) and cost to the session."""
+
+    @abc.abstractmethod
+    def usage(self, session_id: str | None = None) -> SessionUsage:
+        """Accumulated usage of one session, or of all sessions."""
+
+    # -- search ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        sort: SortOrder = "rank",
+        source: str | None = None,
+        role: str | None = None,
+        session_id: str | None = None,
+        context: bool = True,
+    ) -> list[SearchHit]:
+        """Messages matching ``query`` (:mod:`hermes.kernel.store.query` syntax; never raises on it)."""
+
+    # -- removal, export and bulk copy -------------------------------------------
+
+    @abc.abstractmethod
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session and its messages (its children re-link to its parent)."""
+
+    @abc.abstractmethod
+    def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
+        """Delete sessions idle for more than ``older_than_days``; returns their ids."""
+
+    def export(self, session_id: str, fmt: str = "jsonl") -> str:
+        """The session and its messages as ``jsonl`` or ``markdown``."""
+        from ..errors import HermesError
+        from .export import EXPORT_FORMATS, export_jsonl, export_markdown
+
+        if fmt not in EXPORT_FORMATS:
+            raise HermesError(f"unknown export format {fmt!r}; use one of: {', '.join(EXPORT_FORMATS)}")
+        session = self.require_session(session_id)
+        messages = self.get_messages(session_id)
+        return export_jsonl(session, messages) if fmt == "jsonl" else export_markdown(session, messages)
+
+    @abc.abstractmethod
+    def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
+        """Session ids in ascending order, ``after`` exclusive: a stable cursor for copying."""
+
+    @abc.abstractmethod
+    def counts(self) -> dict[str, int]:
+        """``{"sessions": n, "messages": m}`` over the whole store."""
+
+    @abc.abstractmethod
+    def import_sessions(self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> ImportResult:
+        """Copy whole sessions (row, messages) in one transaction, keeping ids, titles, usage and times.
+
+        Idempotent: a session already present with as many messages is
+        skipped; one present with a different count is reported as a
+        conflict and left as it is. Parents need not be present yet.
+        """

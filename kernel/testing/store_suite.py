@@ -1,0 +1,357 @@
+"""The conformance suite every session store backend runs (ours and third parties').
+
+Subclass :class:`SessionStoreConformance` in a test module and give it a
+``make_store`` fixture: a callable that opens a store on one fresh, empty
+database per test (each call a new handle on the *same* database)::
+
+    from hermes.kernel.testing.store_suite import SessionStoreConformance
+
+    class TestMyStore(SessionStoreConformance):
+        @pytest.fixture
+        def make_store(self, tmp_path):
+            return lambda: MyStore(f"mydb://{tmp_path}/db")
+
+pytest collects every ``test_*`` method below for that class. The suite speaks
+only the :class:`~hermes.kernel.store.SessionStore` contract; see
+docs/session-stores.md.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from ..errors import HermesError
+from ..store import SessionNotFoundError, SessionStore, TitleInUseError, strip_images
+from ..usage import CanonicalUsage, CostResult
+
+__all__ = ["NASTY_QUERIES", "SessionStoreConformance", "seed_search_corpus"]
+
+NASTY_QUERIES = [
+    '"', '""', "'", "(", ")", "((a", "a)", "AND", "OR", "NOT", "a AND", "OR b", "NOT a", "a NOT", "NEAR(a b)",
+    "a NEAR/2 b", "-", "--", "-foo", "foo-bar", "a.b.c", "...", "*", "a*", "*a", "^a", "col:val", "{a b}",
+    "a + b", "\\", "%", "_", "\x00", "\n\t", "x" * 5_000, "word " * 2_000, "日本語", "🙂", "'; DROP TABLE sessions; --",
+    "a OR OR b", "(a OR b", '"unterminated phrase', "a:*", "!!a", "a & b | !c", "$$", "E'\\x'",
+]  # fmt: skip
+
+CALLS = [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "src/secret_vault.py"}'}}]
+
+
+def seed_search_corpus(store: SessionStore) -> dict[str, str]:
+    """Two sessions of known text; returns their ids under ``cli`` and ``api``."""
+    cli = store.create_session(source="cli", title="Auth work")
+    api = store.create_session(source="api")
+    store.append_messages(cli, [
+        {"role": "user", "content": "Please refactor the auth module in the login code"},
+        {"role": "assistant", "content": "Refactoring now.", "tool_calls": CALLS},
+        {"role": "tool", "tool_call_id": "c1", "tool_name": "read_file", "content": "def login(): pass"},
+        {"role": "assistant", "content": "The login flow now checks tokens with postgres."},
+    ])  # fmt: skip
+    store.append_messages(api, [
+        {"role": "user", "content": "数据库连接池配置说明"},
+        {"role": "assistant", "content": "The tokens are rotated hourly by mysql jobs."},
+    ])  # fmt: skip
+    return {"cli": cli, "api": api}
+
+
+class SessionStoreConformance:
+    """The behaviour every backend shares. Needs a ``make_store`` fixture (see the module docstring)."""
+
+    @pytest.fixture
+    def store(self, make_store: Callable[[], SessionStore]) -> Iterator[SessionStore]:
+        s = make_store()
+        try:
+            yield s
+        finally:
+            s.close()
+
+    # -- sessions ------------------------------------------------------------------
+
+    def test_create_get_list_and_resolve(self, store: SessionStore) -> None:
+        a = store.create_session(source="api", model="gpt-x", system_prompt="Be terse.")
+        b = store.create_session(source="cli", session_id="20990101_000000_abcdef")
+        row = store.get_session(a)
+        assert (row["source"], row["model"], row["system_prompt"], row["message_count"]) == ("api", "gpt-x", "Be terse.", 0)
+        assert store.get_session("missing") is None
+        with pytest.raises(SessionNotFoundError):
+            store.require_session("missing")
+        assert [s["id"] for s in store.list_sessions(source="api")] == [a]
+        assert {s["id"] for s in store.list_sessions(limit=None)} == {a, b}
+        assert store.resolve_session_id("20990101_000000_ab") == b
+        with pytest.raises(SessionNotFoundError):
+            store.resolve_session_id("zzz")
+        store.end_session(a, "user_exit")
+        assert store.get_session(a)["end_reason"] == "user_exit" and store.get_session(a)["ended_at"] is not None
+        with pytest.raises(SessionNotFoundError):
+            store.end_session("missing", "user_exit")
+
+    def test_an_ambiguous_prefix_is_refused(self, store: SessionStore) -> None:
+        store.create_session(session_id="20990101_000000_aaaaaa")
+        store.create_session(session_id="20990101_000000_aaaaab")
+        with pytest.raises(HermesError, match="ambiguous"):
+            store.resolve_session_id("20990101_000000_aaaaa")
+
+    def test_a_second_handle_sees_every_write(self, store: SessionStore, make_store: Callable[[], SessionStore]) -> None:
+        sid = store.create_session(title="shared")
+        store.append_message(sid, {"role": "user", "content": "hello from the first handle"})
+        with make_store() as other:
+            assert other.get_session(sid)["title"] == "shared"
+            assert [m["content"] for m in other.get_messages(sid)] == ["hello from the first handle"]
+            other.append_message(sid, {"role": "assistant", "content": "and back"})
+        assert store.get_session(sid)["message_count"] == 2
+
+    # -- messages ------------------------------------------------------------------
+
+    def test_messages_round_trip_with_every_column(self, store: SessionStore) -> None:
+        sid = store.create_session()
+        parts = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 400}}]
+        ids = store.append_messages(sid, [
+            {"role": "user", "content": "hi \x00 there \ud800", "timestamp": 100.5},
+            {"role": "assistant", "content": None, "tool_calls": CALLS, "reasoning": "think", "finish_reason": "tool_calls", "token_count": 7},
+            {"role": "tool", "tool_call_id": "c1", "name": "read_file", "content": "print(1)"},
+            {"role": "user", "content": parts},
+        ])  # fmt: skip
+        assert ids == sorted(ids) and len(set(ids)) == 4
+        messages = store.get_messages(sid)
+        assert [m["id"] for m in messages] == ids
+        assert messages[0]["content"] == "hi \x00 there \ud800" and messages[0]["timestamp"] == 100.5
+        assert messages[1]["tool_calls"] == CALLS and messages[1]["reasoning"] == "think"
+        assert (messages[1]["finish_reason"], messages[1]["token_count"]) == ("tool_calls", 7)
+        assert (messages[2]["tool_name"], messages[2]["tool_call_id"]) == ("read_file", "c1")
+        assert messages[3]["content"] == strip_images(parts) and "AAAA" not in str(messages[3]["content"])
+        row = store.get_session(sid)
+        assert (row["message_count"], row["tool_call_count"]) == (4, 1)
+
+    def test_append_is_all_or_nothing(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFoundError):
+            store.append_messages("missing", [{"role": "user", "content": "lost?"}])
+        sid = store.create_session()
+        with pytest.raises(Exception):
+            store.append_messages(sid, [{"role": "user", "content": "fine"}, {"content": "no role"}])
+        assert store.get_messages(sid) == [] and store.get_session(sid)["message_count"] == 0
+        assert store.counts() == {"sessions": 1, "messages": 0}
+
+    def test_threads_with_their_own_handles_lose_nothing(self, store: SessionStore, make_store: Callable[[], SessionStore]) -> None:
+        sid = store.create_session()
+        errors: list[BaseException] = []
+
+        def writer(n: int) -> None:
+            try:
+                with make_store() as own:
+                    for i in range(25):
+                        own.append_message(sid, {"role": "user", "content": f"w{n} m{i}"})
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        contents = [m["content"] for m in store.get_messages(sid)]
+        assert len(contents) == len(set(contents)) == 100 and store.get_session(sid)["message_count"] == 100
+        for n in range(4):  # each writer's messages in its own order
+            assert [c for c in contents if c.startswith(f"w{n} ")] == [f"w{n} m{i}" for i in range(25)]
+
+    # -- titles and lineage --------------------------------------------------------
+
+    def test_titles_are_sanitised_unique_and_numbered(self, store: SessionStore) -> None:
+        a = store.create_session(title="  Refactor\n auth  ")
+        assert store.get_session(a)["title"] == "Refactor auth"
+        with pytest.raises(TitleInUseError):
+            store.create_session(title="Refactor auth")
+        b = store.branch(a)
+        c = store.compression_child(b, [{"role": "user", "content": "summary"}])
+        assert [store.get_session(x)["title"] for x in (b, c)] == ["Refactor auth #2", "Refactor auth #3"]
+        with pytest.raises(TitleInUseError):
+            store.set_title(c, "Refactor auth #2")
+        assert store.set_title(c, "  ") is None and store.get_session(c)["title"] is None
+        with pytest.raises(SessionNotFoundError):
+            store.set_title("missing", "x")
+
+    def test_branch_copies_history_and_lineage_links(self, store: SessionStore) -> None:
+        root = store.create_session(title="Root")
+        store.append_messages(root, [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two", "tool_calls": CALLS}])
+        child = store.branch(root)
+        assert [m["content"] for m in store.get_messages(child)] == ["one", "two"]
+        assert store.get_session(child)["tool_call_count"] == 1 and store.get_session(child)["message_count"] == 2
+        assert store.get_session(root)["end_reason"] == "branched"
+        store.append_message(child, {"role": "user", "content": "three"})
+        assert len(store.get_messages(root)) == 2 and len(store.get_messages(child)) == 3
+        lineage = store.lineage(child)
+        assert lineage["root_session_id"] == root and lineage["ancestors"] == [{"id": root, "end_reason": "branched"}]
+        assert [c["id"] for c in store.lineage(root)["children"]] == [child]
+        assert store.lineage_root(child) == root
+        with pytest.raises(SessionNotFoundError):
+            store.branch("missing")
+
+    def test_compression_chain_resumes_at_its_tip(self, store: SessionStore) -> None:
+        first = store.create_session(title="Long task", system_prompt="old prompt")
+        store.append_messages(first, [{"role": "user", "content": f"m{i}"} for i in range(5)])
+        second = store.compression_child(first, [{"role": "user", "content": "summary"}], system_prompt="new prompt")
+        third = store.compression_child(second, [{"role": "user", "content": "summary 2"}], child_id="20990101_000000_cccccc")
+        assert third == "20990101_000000_cccccc"
+        assert store.compression_ancestry(third) == [first, second, third]
+        conversation = store.resume(first)
+        assert conversation.session["id"] == third
+        assert conversation.messages == [{"role": "user", "content": "summary 2"}]
+        assert store.resume(first, follow_compression=False).session["id"] == first
+        assert len(store.resume(first, follow_compression=False).messages) == 5
+        assert store.get_session(first)["compression_count"] == 1 and store.get_session(second)["system_prompt"] == "new prompt"
+        with pytest.raises(SessionNotFoundError):
+            store.resume("missing")
+
+    def test_resume_returns_chat_messages(self, store: SessionStore) -> None:
+        sid = store.create_session()
+        store.append_messages(sid, [
+            {"role": "assistant", "content": None, "tool_calls": CALLS, "reasoning": "r", "finish_reason": "tool_calls"},
+            {"role": "tool", "tool_call_id": "c1", "tool_name": "read_file", "content": "x"},
+        ])  # fmt: skip
+        assert store.resume(sid).messages == [
+            {"role": "assistant", "content": None, "tool_calls": CALLS, "reasoning": "r"},
+            {"role": "tool", "content": "x", "tool_call_id": "c1", "tool_name": "read_file"},
+        ]
+
+    def test_delete_relinks_children_and_prune_removes_idle(self, store: SessionStore) -> None:
+        a = store.create_session()
+        b = store.branch(a)
+        c = store.branch(b)
+        store.append_message(b, {"role": "user", "content": "gone soon"})
+        store.delete_session(b)
+        assert store.get_session(b) is None and store.get_session(c)["parent_session_id"] == a
+        assert store.search("gone") == []
+        with pytest.raises(SessionNotFoundError):
+            store.delete_session(b)
+        assert set(store.prune(0, now=10**12)) == {a, c}
+        assert store.counts() == {"sessions": 0, "messages": 0}
+        with pytest.raises(HermesError):
+            store.prune(-1)
+
+    # -- usage ---------------------------------------------------------------------
+
+    def test_usage_accumulates_with_an_honest_status(self, store: SessionStore) -> None:
+        sid, idle = store.create_session(), store.create_session()
+        store.record_usage(sid, CanonicalUsage(100, 20, 300, 40, 5, 1), CostResult(0.01, "actual"))
+        store.record_usage(sid, CanonicalUsage(1, 2, 3, 4, 5, 0), CostResult(0.002, "estimated"))
+        row = store.get_session(sid)
+        assert (row["input_tokens"], row["output_tokens"], row["cache_read_tokens"], row["api_call_count"]) == (101, 22, 303, 2)
+        assert store.usage(sid).cost == CostResult(0.012, "estimated")
+        store.record_usage(sid, CanonicalUsage(1, 1, request_count=1), CostResult(None, "unknown"))
+        assert store.usage(sid).cost_status == "unknown" and store.usage(sid).known_cost_usd == pytest.approx(0.012)
+        total = store.usage()
+        assert total.sessions == 2 and total.api_calls == 3 and store.usage(idle).cost is None
+        with pytest.raises(SessionNotFoundError):
+            store.record_usage("missing", CanonicalUsage())
+        with pytest.raises(SessionNotFoundError):
+            store.usage("missing")
+
+    # -- search --------------------------------------------------------------------
+
+    def test_search_finds_words_with_every_field(self, store: SessionStore) -> None:
+        ids = seed_search_corpus(store)
+        [hit] = store.search("refactor auth")
+        assert (hit.session_id, hit.root_session_id, hit.role, hit.source, hit.title, hit.root_title) == (
+            ids["cli"], ids["cli"], "user", "cli", "Auth work", "Auth work")  # fmt: skip
+        assert "**" in hit.snippet and isinstance(hit.message_id, int) and hit.timestamp > 0
+        assert set(hit.as_dict()) >= {"session_id", "root_session_id", "message_id", "role", "snippet", "before", "after"}
+        assert [h.role for h in store.search("secret_vault")] == ["assistant"]  # tool-call arguments
+        assert {h.session_id for h in store.search("read_file")} == {ids["cli"]}  # tool names
+
+    def test_query_language(self, store: SessionStore) -> None:
+        ids = seed_search_corpus(store)
+        assert {h.session_id for h in store.search("postgres OR mysql")} == {ids["cli"], ids["api"]}
+        assert len(store.search("tokens NOT mysql")) == 1
+        assert len(store.search('"checks tokens"')) == 1 and store.search('"tokens checks"') == []
+        assert len(store.search("Refact*")) == 2  # (without the star, the substring fallback finds them too)
+        assert len(store.search("(postgres OR mysql) tokens")) == 2
+        assert store.search("login AND NOT") == []  # a dangling operator is a word
+
+    @pytest.mark.parametrize("query", NASTY_QUERIES)
+    def test_any_text_is_a_safe_query(self, store: SessionStore, query: str) -> None:
+        seed_search_corpus(store)
+        assert isinstance(store.search(query), list)
+        assert isinstance(store.search(query, sort="time", role="user", source="cli"), list)
+        assert store.counts()["sessions"] == 2  # nothing was dropped, whatever the text
+
+    def test_substrings_and_cjk(self, store: SessionStore) -> None:
+        ids = seed_search_corpus(store)
+        assert [h.session_id for h in store.search("连接池")] == [ids["api"]]
+        assert [h.session_id for h in store.search("配置")] == [ids["api"]]
+        assert [h.session_id for h in store.search("factorin")] == [ids["cli"]]
+
+    def test_filters_sort_limit_and_context(self, store: SessionStore) -> None:
+        ids = seed_search_corpus(store)
+        assert len(store.search("tokens")) == 2
+        assert [h.session_id for h in store.search("tokens", source="api")] == [ids["api"]]
+        assert [h.session_id for h in store.search("tokens", session_id=ids["cli"])] == [ids["cli"]]
+        assert store.search("tokens", role="user") == []
+        assert [h.session_id for h in store.search("tokens", sort="time")] == [ids["api"], ids["cli"]]
+        assert len(store.search("tokens", limit=1)) == 1
+        with pytest.raises(ValueError):
+            store.search("tokens", sort="random")  # type: ignore[arg-type]
+        [hit] = store.search("def login")
+        assert hit.before["content"] == "Refactoring now." and hit.after["content"].startswith("The login flow")
+        [first] = store.search("refactor auth", context=True)
+        assert first.before is None
+        [bare] = store.search("def login", context=False)
+        assert bare.before is None and bare.after is None
+
+    def test_rank_prefers_the_best_match_over_the_newest(self, store: SessionStore) -> None:
+        sid = store.create_session()
+        best = store.append_message(sid, {"role": "user", "content": "ocelot ocelot ocelot"})
+        store.append_messages(sid, [{"role": "user", "content": f"an ocelot among many other words, number {i}"} for i in range(30)])
+        assert store.search("ocelot", limit=1)[0].message_id == best
+        assert store.search("ocelot", sort="time", limit=1)[0].message_id != best
+
+    def test_hits_resolve_to_the_lineage_root(self, store: SessionStore) -> None:
+        ids = seed_search_corpus(store)
+        current = ids["cli"]
+        for n in range(3):
+            current = store.compression_child(current, [{"role": "user", "content": f"summary {n} of quasar work"}])
+        hits = store.search("quasar")
+        assert len(hits) == 3 and {h.root_session_id for h in hits} == {ids["cli"]}
+        assert {h.root_title for h in hits} == {"Auth work"} and all(h.title.startswith("Auth work #") for h in hits)
+
+    # -- export and bulk copy ------------------------------------------------------
+
+    def test_export(self, store: SessionStore) -> None:
+        sid = store.create_session(title="Exported")
+        store.append_messages(sid, [{"role": "user", "content": "question"}, {"role": "assistant", "content": "answer"}])
+        lines = store.export(sid).splitlines()
+        assert len(lines) == 3 and '"Exported"' in lines[0] and '"answer"' in lines[2]
+        assert store.export(sid, "markdown").startswith("# Exported")
+        with pytest.raises(HermesError):
+            store.export(sid, "pdf")
+
+    def test_bulk_import_is_idempotent_and_keeps_everything(self, store: SessionStore) -> None:
+        parent: dict[str, Any] = {
+            "id": "20990101_000000_000001", "source": "cli", "model": "m", "system_prompt": "p", "parent_session_id": None,
+            "started_at": 1000.0, "ended_at": 2000.0, "end_reason": "compression", "title": "Imported", "message_count": 2,
+            "tool_call_count": 1, "api_call_count": 3, "compression_count": 1, "input_tokens": 10, "output_tokens": 5,
+            "cache_read_tokens": 0, "cache_write_tokens": 0, "reasoning_tokens": 0, "estimated_cost_usd": 0.5,
+            "cost_status": "actual", "updated_at": 2000.0,
+        }  # fmt: skip
+        child = {**parent, "id": "20990101_000000_000002", "parent_session_id": parent["id"], "title": "Imported #2",
+                 "end_reason": None, "ended_at": None, "message_count": 1, "tool_call_count": 0}  # fmt: skip
+        messages = [{"role": "user", "content": "imported words", "timestamp": 1500.0},
+                    {"role": "assistant", "content": None, "tool_calls": CALLS, "timestamp": 1600.0}]  # fmt: skip
+        batch = [(child, [{"role": "user", "content": "summary", "timestamp": 2100.0}]), (parent, messages)]
+        result = store.import_sessions(batch)  # a child before its parent is fine
+        assert sorted(result.imported) == [parent["id"], child["id"]] and result.skipped == []
+        again = store.import_sessions(batch)
+        assert again.imported == [] and sorted(again.skipped) == [parent["id"], child["id"]]
+        row = store.get_session(parent["id"])
+        assert {k: row[k] for k in parent} == parent
+        assert [m["timestamp"] for m in store.get_messages(parent["id"])] == [1500.0, 1600.0]
+        assert store.resume(parent["id"]).session["id"] == child["id"]
+        assert store.search("imported")[0].root_title == "Imported"
+        assert store.usage(parent["id"]).api_calls == 3
+        assert store.counts() == {"sessions": 2, "messages": 3}
+        # A diverged copy is a conflict, left as it is.
+        clash = store.import_sessions([(parent, messages[:1])])
+        assert clash.conflicts == [parent["id"]] and len(store.get_messages(parent["id"])) == 2
+        assert store.session_ids(limit=1) == [parent["id"]] and store.session_ids(after=parent["id"]) == [child["id"]]

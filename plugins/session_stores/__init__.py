@@ -1,0 +1,1 @@
+"""Built-in session store backends beyond the kernel's SQLite default."""

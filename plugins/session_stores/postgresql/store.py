@@ -1,0 +1,594 @@
+"""``PostgresSessionStore``: the session store on a PostgreSQL server, shared by many hosts.
+
+psycopg 3 with a connection pool (``store.pool_size`` per process). Every
+write is one short transaction; the ones that read before they write lock
+the rows they depend on (``FOR UPDATE``), so two hosts appending to one
+session queue on its row and number their messages without gaps. A unique
+title taken meanwhile by another host is retried (numbered titles) or
+reported (titles the user chose). Every statement is parameterised.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from hermes.kernel import HermesError
+from hermes.kernel.store import (
+    Conversation,
+    HealthCheck,
+    ImportResult,
+    SearchHit,
+    SessionNotFoundError,
+    SessionStore,
+    SessionUsage,
+    TitleInUseError,
+    new_session_id,
+    sanitize_title,
+)
+from hermes.kernel.store.accounting import TOKEN_BUCKETS, USAGE_COLUMNS, combine_cost_status, summarize_usage
+from hermes.kernel.store.opening import redact_url
+from hermes.kernel.store.session_store import MESSAGE_COLUMNS, SESSION_COLUMNS, chat_row, decode_message, message_row
+from hermes.kernel.store.titles import base_title, escape_like, next_title_among
+
+from . import schema
+from .search import search as _search
+
+__all__ = ["PostgresSessionStore"]
+
+log = logging.getLogger(__name__)
+# The pool reports reconnection attempts itself; without a configured handler
+# they would reach the terminal as multi-line warnings. Configured logging still gets them.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+T = TypeVar("T")
+
+_SESSION_COLS = ", ".join(SESSION_COLUMNS)
+_MESSAGE_COLS = ", ".join(MESSAGE_COLUMNS)
+_INSERT_COLS = "session_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, finish_reason, token_count, timestamp, tool_args"
+_INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+_ATTEMPTS = 8
+
+
+def _text(value: Any) -> Any:
+    # PostgreSQL text holds neither NUL nor lone surrogates; SQLite keeps them.
+    # Content itself never needs this (its exact form is in content_parts JSON).
+    if isinstance(value, str):
+        if "\x00" in value:
+            value = value.replace("\x00", "\ufffd")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
+def _row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:
+    return tuple(_text(v) for v in message_row(session_id, message, now))
+
+
+class PostgresSessionStore(SessionStore):
+    """Sessions, messages, lineage, titles, usage and search in a PostgreSQL database."""
+
+    backend_name = "postgresql"
+
+    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise HermesError(
+                "the postgresql session store needs psycopg; install it with "
+                "`pip install 'hermes-kernel[postgresql]'`"
+            ) from None
+        self.url = url
+        timeout = max(1, int(connect_timeout))
+        # One plain connection first: a wrong URL fails at once with the server's
+        # reason (the pool would retry in the background), and migrations run on it.
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=timeout) as conn:
+                schema.apply_migrations(conn)
+        except Exception as exc:
+            raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
+        self.pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, int(pool_size)),
+            # Search selectivity swings from one row to millions: plan each query for its own values.
+            kwargs={"autocommit": True, "connect_timeout": timeout, "options": "-c plan_cache_mode=force_custom_plan"},
+            open=False,
+            name="hermes-store",
+        )
+        try:
+            self.pool.open(wait=True, timeout=connect_timeout)
+        except Exception as exc:
+            self.pool.close()
+            raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
+
+    @classmethod
+    def from_config(cls, *, url: str | None, home: Any, options: Mapping[str, Any]) -> PostgresSessionStore:
+        if not url:
+            raise HermesError(
+                "store.backend is postgresql but no URL is set; "
+                "set HERMES_STORE_URL=postgresql://user@host/db or `hermes config set store.url ...`"
+            )
+        try:
+            pool_size = int(options.get("pool_size") or 4)
+        except (TypeError, ValueError):
+            raise HermesError("store.pool_size must be a whole number of connections, such as 4") from None
+        return cls(url, pool_size=pool_size)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def describe(self) -> str:
+        return f"postgresql {redact_url(self.url)}"
+
+    def health(self) -> list[HealthCheck]:
+        checks = [HealthCheck("store", True, self.describe())]
+        try:
+            with self.pool.connection(timeout=10) as conn:
+                version = conn.execute("SHOW server_version").fetchone()[0]
+                checks.append(HealthCheck("connectivity", True, f"PostgreSQL {version}"))
+                pending = schema.pending_migrations(conn)
+                checks.append(HealthCheck("migrations", not pending, "up to date" if not pending else f"pending: {', '.join(pending)}"))
+                ext = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_trgm'").fetchone()
+                checks.append(HealthCheck("pg_trgm", ext is not None, f"version {ext[0]}" if ext else "extension missing: run CREATE EXTENSION pg_trgm as a superuser"))
+        except Exception as exc:
+            checks.append(HealthCheck("connectivity", False, _reason(exc)))
+        return checks
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False) -> T:
+        """Run ``fn(conn)`` in one transaction; retry serialization failures and deadlocks."""
+        from psycopg import errors
+
+        for attempt in range(_ATTEMPTS):
+            try:
+                with self.pool.connection() as conn, conn.transaction():
+                    return fn(conn)
+            except (errors.SerializationFailure, errors.DeadlockDetected):
+                pass
+            except errors.UniqueViolation as exc:
+                if not retry_unique or attempt == _ATTEMPTS - 1:
+                    raise _unique_error(exc) from None
+            time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+        raise HermesError("the session database kept aborting this write; try again")
+
+    def _read(self, fn: Callable[[Any], T]) -> T:
+        with self.pool.connection() as conn, conn.transaction():
+            return fn(conn)
+
+    # -- sessions ------------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        source: str = "cli",
+        model: str | None = None,
+        system_prompt: str | None = None,
+        parent_session_id: str | None = None,
+        title: str | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        sid = session_id or new_session_id()
+        clean = sanitize_title(title)
+
+        def insert(conn: Any) -> None:
+            if clean is not None:
+                _check_title_free(conn, clean, sid)
+            now = time.time()
+            conn.execute(
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (sid, source, _text(model), _text(system_prompt), parent_session_id, now, clean, now),
+            )
+
+        self._write(insert)
+        return sid
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        row = self._read(lambda c: c.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)).fetchone())
+        return dict(zip(SESSION_COLUMNS, row)) if row else None
+
+    def resolve_session_id(self, text: str) -> str:
+        if self.get_session(text) is not None:
+            return text
+        rows = self._read(
+            lambda c: c.execute(
+                "SELECT id FROM sessions WHERE id LIKE %s ESCAPE '\\' ORDER BY id LIMIT 2", (escape_like(text) + "%",)
+            ).fetchall()
+        )
+        if len(rows) == 1 and text:
+            return rows[0][0]
+        if len(rows) > 1 and text:
+            raise HermesError(f"session id prefix {text!r} is ambiguous; give more characters")
+        raise SessionNotFoundError(text)
+
+    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
+        sql = f"SELECT {_SESSION_COLS} FROM sessions" + (" WHERE source = %s" if source else "")
+        sql += " ORDER BY started_at DESC, id DESC" + (" LIMIT %s" if limit is not None else "")
+        params: list[Any] = [source] if source else []
+        if limit is not None:
+            params.append(limit)
+        rows = self._read(lambda c: c.execute(sql, params).fetchall())
+        return [dict(zip(SESSION_COLUMNS, row)) for row in rows]
+
+    def end_session(self, session_id: str, reason: str) -> None:
+        def update(conn: Any) -> None:
+            now = time.time()
+            cur = conn.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, %s), end_reason = %s, updated_at = %s WHERE id = %s",
+                (now, reason, now, session_id),
+            )
+            if cur.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._write(update)
+
+    def set_title(self, session_id: str, title: str | None) -> str | None:
+        clean = sanitize_title(title)
+
+        def update(conn: Any) -> None:
+            if clean is not None:
+                _check_title_free(conn, clean, session_id)
+            if conn.execute("UPDATE sessions SET title = %s WHERE id = %s", (clean, session_id)).rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._write(update)
+        return clean
+
+    # -- messages ------------------------------------------------------------------
+
+    def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
+        now = time.time()
+        messages = list(messages)
+        rows = [_row(session_id, m, now) for m in messages]
+        tool_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
+
+        def insert(conn: Any) -> list[int]:
+            # The UPDATE locks the session row: appends to one session queue here.
+            row = conn.execute(
+                "UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
+                "updated_at = %s WHERE id = %s RETURNING message_count",
+                (len(rows), tool_calls, now, session_id),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            return _insert_rows(conn, rows, row[0] - len(rows) + 1)
+
+        return self._write(insert) if rows else []
+
+    def get_messages(self, session_id: str) -> list[dict[str, Any]]:
+        rows = self._read(
+            lambda c: c.execute(f"SELECT {_MESSAGE_COLS} FROM messages WHERE session_id = %s ORDER BY seq", (session_id,)).fetchall()
+        )
+        return [decode_message(row) for row in rows]
+
+    # -- lineage -------------------------------------------------------------------
+
+    def lineage_root(self, session_id: str) -> str | None:
+        chain = self._read(lambda c: _ancestry(c, session_id))
+        return chain[-1][0] if chain else None
+
+    def lineage(self, session_id: str) -> dict[str, Any]:
+        def read(conn: Any) -> dict[str, Any]:
+            chain = _ancestry(conn, session_id)
+            if not chain:
+                raise SessionNotFoundError(session_id)
+            children = conn.execute(
+                "SELECT id, title, started_at FROM sessions WHERE parent_session_id = %s ORDER BY started_at, id",
+                (session_id,),
+            ).fetchall()
+            return {
+                "root_session_id": chain[-1][0],
+                "ancestors": [{"id": i, "end_reason": r} for i, r in chain[1:]],
+                "children": [{"id": i, "title": t, "started_at": s} for i, t, s in children],
+            }
+
+        return self._read(read)
+
+    def _child(
+        self, parent_id: str, reason: str, *, title: str | None, copy_messages: bool, source: str | None,
+        system_prompt: str | None, messages: list[Mapping[str, Any]] | None, child_id: str | None = None,
+    ) -> str:  # fmt: skip
+        child_id = child_id or new_session_id()
+        now = time.time()
+        rows = [_row(child_id, m, now) for m in messages or []]
+        clean = sanitize_title(title)
+
+        def create(conn: Any) -> None:
+            parent = conn.execute(
+                "SELECT source, model, system_prompt, title FROM sessions WHERE id = %s FOR UPDATE", (parent_id,)
+            ).fetchone()
+            if parent is None:
+                raise SessionNotFoundError(parent_id)
+            p_source, model, p_prompt, p_title = parent
+            new_title = clean
+            if clean is not None:
+                _check_title_free(conn, clean, child_id)
+            elif p_title:
+                base = base_title(p_title)
+                existing = conn.execute(
+                    "SELECT title FROM sessions WHERE title = %s OR title LIKE %s ESCAPE '\\'",
+                    (base, escape_like(base) + " #%"),
+                ).fetchall()
+                new_title = next_title_among(p_title, [r[0] for r in existing])
+            conn.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, %s), end_reason = %s, updated_at = %s, "
+                "compression_count = compression_count + %s WHERE id = %s",
+                (now, reason, now, 1 if reason == "compression" else 0, parent_id),
+            )
+            conn.execute(
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (child_id, source or p_source, model, _text(system_prompt) if system_prompt is not None else p_prompt,
+                 parent_id, now, new_title, now),
+            )  # fmt: skip
+            copied = 0
+            if copy_messages:
+                cols = "role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, finish_reason, token_count, timestamp, tool_args"
+                copied = conn.execute(
+                    f"INSERT INTO messages (session_id, seq, {cols}) SELECT %s, seq, {cols} FROM messages "
+                    "WHERE session_id = %s ORDER BY seq",
+                    (child_id, parent_id),
+                ).rowcount
+            _insert_rows(conn, rows, copied + 1)
+            conn.execute(
+                "UPDATE sessions SET message_count = %s, tool_call_count = (SELECT coalesce(sum(CASE WHEN "
+                "json_typeof(tool_calls::json) = 'array' THEN json_array_length(tool_calls::json) ELSE 0 END), 0) "
+                "FROM messages WHERE session_id = %s AND tool_calls IS NOT NULL) WHERE id = %s",
+                (copied + len(rows), child_id, child_id),
+            )
+
+        # A numbered title another host took meanwhile: the retry picks the next number.
+        self._write(create, retry_unique=clean is None)
+        return child_id
+
+    def branch(self, session_id: str, *, title: str | None = None, source: str | None = None) -> str:
+        return self._child(
+            session_id, "branched", title=title, copy_messages=True, source=source, system_prompt=None, messages=None
+        )
+
+    def compression_child(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]] = (),
+        *,
+        system_prompt: str | None = None,
+        title: str | None = None,
+        child_id: str | None = None,
+    ) -> str:
+        return self._child(
+            session_id, "compression", title=title, copy_messages=False, source=None,
+            system_prompt=system_prompt, messages=list(messages), child_id=child_id,
+        )  # fmt: skip
+
+    def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
+        def read(conn: Any) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
+            row = conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            session = dict(zip(SESSION_COLUMNS, row))
+            if follow_compression and session["end_reason"] == "compression":
+                tip = _compression_tip(conn, session_id)
+                session = dict(zip(SESSION_COLUMNS, conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (tip,)).fetchone()))
+            rows = conn.execute(
+                "SELECT role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning "
+                "FROM messages WHERE session_id = %s ORDER BY seq",
+                (session["id"],),
+            ).fetchall()
+            return session, rows
+
+        session, rows = self._read(read)
+        return Conversation(session, [chat_row(row) for row in rows])
+
+    def compression_ancestry(self, session_id: str) -> list[str]:
+        chain = self._read(lambda c: _ancestry(c, session_id))
+        ids = [chain[0][0]] if chain else []
+        for link, end_reason in chain[1:]:
+            if end_reason != "compression":
+                break
+            ids.append(link)
+        return list(reversed(ids))
+
+    # -- usage ---------------------------------------------------------------------
+
+    def record_usage(self, session_id: str, usage: Any, cost: Any = None) -> None:
+        now = time.time()
+
+        def update(conn: Any) -> None:
+            row = conn.execute("SELECT cost_status FROM sessions WHERE id = %s FOR UPDATE", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            status = combine_cost_status(row[0], cost.status if cost is not None else "unknown")
+            amount = cost.amount_usd if cost is not None and cost.amount_usd is not None else 0.0
+            sets = ", ".join(f"{b} = {b} + %s" for b in TOKEN_BUCKETS)
+            conn.execute(
+                f"UPDATE sessions SET {sets}, api_call_count = api_call_count + %s, "
+                "estimated_cost_usd = estimated_cost_usd + %s, cost_status = %s, updated_at = %s WHERE id = %s",
+                [*(getattr(usage, b) for b in TOKEN_BUCKETS), usage.request_count or 1, amount, status, now, session_id],
+            )
+
+        self._write(update)
+
+    def usage(self, session_id: str | None = None) -> SessionUsage:
+        cols = ", ".join(USAGE_COLUMNS)
+        if session_id is not None:
+            rows = self._read(lambda c: c.execute(f"SELECT {cols} FROM sessions WHERE id = %s", (session_id,)).fetchall())
+            if not rows:
+                raise SessionNotFoundError(session_id)
+        else:
+            rows = self._read(lambda c: c.execute(f"SELECT {cols} FROM sessions").fetchall())
+        return summarize_usage(session_id, rows)
+
+    # -- search --------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        sort: Any = "rank",
+        source: str | None = None,
+        role: str | None = None,
+        session_id: str | None = None,
+        context: bool = True,
+    ) -> list[SearchHit]:
+        return self._read(
+            lambda c: _search(
+                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+            )
+        )
+
+    # -- removal and bulk copy -----------------------------------------------------
+
+    def delete_session(self, session_id: str) -> None:
+        def delete(conn: Any) -> None:
+            if not _delete(conn, session_id):
+                raise SessionNotFoundError(session_id)
+
+        self._write(delete)
+
+    def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
+        if older_than_days < 0:
+            raise HermesError("--older-than must be zero or more days")
+        cutoff = (now if now is not None else time.time()) - older_than_days * 86400
+        deleted: list[str] = []
+        while True:
+            def batch(conn: Any) -> list[str]:
+                ids = [r[0] for r in conn.execute(
+                    "SELECT id FROM sessions WHERE coalesce(updated_at, ended_at, started_at) < %s LIMIT 20", (cutoff,)
+                )]  # fmt: skip
+                return [sid for sid in ids if _delete(conn, sid)]
+
+            done = self._write(batch)
+            deleted += done
+            if not done:
+                return deleted
+
+    def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
+        rows = self._read(
+            lambda c: c.execute("SELECT id FROM sessions WHERE id > %s ORDER BY id LIMIT %s", (after or "", limit)).fetchall()
+        )
+        return [r[0] for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        def read(conn: Any) -> dict[str, int]:
+            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
+            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
+            return {"sessions": sessions, "messages": messages}
+
+        return self._read(read)
+
+    def import_sessions(self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> ImportResult:
+        now = time.time()
+        prepared = [(dict(session), [_row(session["id"], m, now) for m in messages]) for session, messages in batch]
+        marks = ", ".join(["%s"] * len(SESSION_COLUMNS))
+
+        def write(conn: Any) -> ImportResult:
+            result = ImportResult([], [], [])
+            for session, rows in prepared:
+                sid = session["id"]
+                if conn.execute("SELECT 1 FROM sessions WHERE id = %s", (sid,)).fetchone() is not None:
+                    have = conn.execute("SELECT count(*) FROM messages WHERE session_id = %s", (sid,)).fetchone()[0]
+                    (result.skipped if have == len(rows) else result.conflicts).append(sid)
+                    continue
+                title = session.get("title")
+                if title is not None and conn.execute("SELECT 1 FROM sessions WHERE title = %s", (title,)).fetchone():
+                    result.conflicts.append(sid)
+                    continue
+                values = {**{c: _text(session.get(c)) for c in SESSION_COLUMNS}, "message_count": len(rows)}
+                for column in USAGE_COLUMNS[:-1] + ("tool_call_count",):
+                    values[column] = values[column] or 0
+                conn.execute(f"INSERT INTO sessions ({_SESSION_COLS}) VALUES ({marks})", [values[c] for c in SESSION_COLUMNS])
+                if rows:
+                    with conn.cursor() as cur:
+                        cur.executemany(
+                            f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({', '.join(['%s'] * 13)})",
+                            [(n, *row) for n, row in enumerate(rows, start=1)],
+                        )
+                result.imported.append(sid)
+            return result
+
+        return self._write(write)
+
+
+# -- helpers on a connection -----------------------------------------------------------
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:300]
+
+
+def _unique_error(exc: Any) -> HermesError:
+    diag = getattr(exc, "diag", None)
+    if diag is not None and getattr(diag, "constraint_name", None) == "idx_sessions_title":
+        return TitleInUseError("that title is already used by another session")
+    if diag is not None and getattr(diag, "constraint_name", None) == "sessions_pkey":
+        return HermesError("a session with that id already exists")
+    return HermesError(f"the session store refused a duplicate: {_reason(exc)}")
+
+
+def _check_title_free(conn: Any, title: str, session_id: str) -> None:
+    row = conn.execute("SELECT id FROM sessions WHERE title = %s AND id != %s", (title, session_id)).fetchone()
+    if row is not None:
+        raise TitleInUseError(f"title {title!r} is already used by session {row[0]}")
+
+
+def _insert_rows(conn: Any, rows: list[tuple[Any, ...]], first_seq: int) -> list[int]:
+    if len(rows) == 1:
+        return [conn.execute(_INSERT_MESSAGE, (first_seq, *rows[0])).fetchone()[0]]
+    ids: list[int] = []
+    if rows:
+        with conn.cursor() as cur:
+            cur.executemany(_INSERT_MESSAGE, [(first_seq + i, *row) for i, row in enumerate(rows)], returning=True)
+            while True:
+                ids.append(cur.fetchone()[0])
+                if not cur.nextset():
+                    break
+    return ids
+
+
+_ANCESTRY = """
+WITH RECURSIVE up(id, parent_session_id, end_reason, depth) AS (
+    SELECT id, parent_session_id, end_reason, 0 FROM sessions WHERE id = %s
+    UNION ALL
+    SELECT s.id, s.parent_session_id, s.end_reason, up.depth + 1
+    FROM sessions s JOIN up ON s.id = up.parent_session_id
+    WHERE up.depth < %s
+)
+SELECT id, end_reason FROM up ORDER BY depth
+"""
+
+
+def _ancestry(conn: Any, session_id: str) -> list[tuple[str, str | None]]:
+    return [(r[0], r[1]) for r in conn.execute(_ANCESTRY, (session_id, 10_000))]
+
+
+def _compression_tip(conn: Any, session_id: str) -> str:
+    current = session_id
+    for _ in range(10_000):
+        row = conn.execute(
+            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id "
+            "WHERE p.id = %s AND p.end_reason = 'compression' ORDER BY c.started_at DESC, c.id DESC LIMIT 1",
+            (current,),
+        ).fetchone()
+        if row is None:
+            return current
+        current = row[0]
+    return current
+
+
+def _delete(conn: Any, session_id: str) -> bool:
+    parent = conn.execute("SELECT parent_session_id FROM sessions WHERE id = %s FOR UPDATE", (session_id,)).fetchone()
+    if parent is None:
+        return False
+    # Children keep a connected lineage: they hang from the deleted session's parent.
+    conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s", (parent[0], session_id))
+    conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))  # messages go by ON DELETE CASCADE
+    return True
