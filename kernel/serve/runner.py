@@ -227,12 +227,15 @@ class TurnRunner:
                 # The conversation moved on (or was compressed) after the response the client
                 # continues from: branch a new session from that point instead.
                 history = [_wire(m) for m in agent.store.get_messages(spec.session_id)[: spec.continue_at]]
-                agent.close()
+                _close(agent)
                 agent = spec.profile.build_agent(self.settings, session_id=None, on_event=turn.on_event)
                 agent.parent_session_id = spec.session_id
                 spec = TurnSpec(spec.profile, spec.message, history=history, key_name=spec.key_name)
             turn._agent = agent
-            if spec.session_id is None:
+            if spec.new_id and agent.store.get_session(spec.new_id) is not None:
+                # A request for the same new conversation ran first (it held the lock): continue it.
+                agent.switch_to(spec.new_id)
+            elif spec.session_id is None:
                 if spec.new_id:
                     agent.session_id = spec.new_id  # the new session is created under this id
                 if spec.system:

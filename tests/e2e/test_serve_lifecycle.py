@@ -169,3 +169,20 @@ def test_turns_of_one_conversation_wait_for_each_other(fake_model_server: FakeMo
     assert first[0].output_text == "first, slowly" and second[0].output_text == "second, after the first"
     sent = [m["content"] for m in fake_model_server.requests[1].body["messages"][1:]]
     assert sent == ["one", "first, slowly", "two"]  # the second turn saw the whole first one
+
+
+def test_two_first_requests_for_one_new_conversation_make_one_session(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    fake_model_server.reply("answer")
+    with start(fake_model_server, hermes_home, tmp_path) as server:
+        client = server.client(timeout=60)
+        calls = [_in_thread(lambda text=text: client.responses.create(model="hermes", input=text, conversation="fresh"))
+                 for text in ("alpha", "beta")]  # fmt: skip
+        for thread, _ in calls:
+            thread.join(30)
+    outcomes = [outcome[0] for _, outcome in calls]
+    assert all(not isinstance(o, Exception) for o in outcomes), outcomes
+    assert db_rows(hermes_home, "SELECT id FROM sessions") == [("fresh",)]
+    users = [c for (c,) in db_rows(hermes_home, "SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
+    assert sorted(users) == ["alpha", "beta"]
