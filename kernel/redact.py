@@ -48,9 +48,13 @@ def mask_secret(value: str) -> str:
 
 
 def mask_secrets(data: Any, key: str = "") -> Any:
-    """A copy of ``data`` with every string under a secret-looking key masked."""
+    """A copy of ``data`` with every string under a secret-looking key masked.
+
+    Everything below such a key stays masked (``credentials.openai: [sk-...]``).
+    """
     if isinstance(data, Mapping):
-        return {k: mask_secrets(v, str(k)) for k, v in data.items()}
+        inherited = is_secret_key(key)
+        return {k: mask_secrets(v, key if inherited else str(k)) for k, v in data.items()}
     if isinstance(data, list):
         return [mask_secrets(v, key) for v in data]
     if isinstance(data, str) and data and is_secret_key(key):
