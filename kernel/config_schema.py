@@ -32,6 +32,15 @@ CONFIG_VERSION = 1
 
 _TYPES = ("str", "int", "float", "bool", "list", "map", "any")
 
+# Slots whose implementations may declare keys as a ``config_keys`` class attribute.
+SLOT_GROUPS = (
+    "hermes.context_engines",
+    "hermes.memory_providers",
+    "hermes.model_providers",
+    "hermes.credential_strategies",
+    "hermes.session_stores",
+)
+
 
 @dataclass(frozen=True)
 class ConfigKey:
@@ -254,12 +263,17 @@ class ConfigSchema:
 
     @classmethod
     def from_host(cls, host: Any) -> ConfigSchema:
-        """The schema with every loaded plugin's ``config_keys``."""
-        extra: list[ConfigKey] = []
-        for result in host.call("config_keys"):
-            for spec in result or ():
-                if isinstance(spec, ConfigKey):
-                    extra.append(spec)
+        """The schema with every plugin's keys: the ``config_keys`` hook and slot classes' ``config_keys``."""
+        declared: list[Any] = list(host.call("config_keys"))
+        from .errors import HermesError
+
+        for group in SLOT_GROUPS:
+            try:
+                declared += [getattr(obj, "config_keys", None) for _, obj in host.implementations(group)]
+            except HermesError:  # a slot this kernel does not have yet
+                continue
+        extra = [spec for result in declared if isinstance(result, (list, tuple))
+                 for spec in result if isinstance(spec, ConfigKey)]  # fmt: skip
         return cls.build(extra)
 
     def find(self, key: str) -> ConfigKey | None:

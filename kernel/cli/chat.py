@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -27,6 +28,8 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
     def work() -> None:
         try:
             outcome.update(agent.run_conversation(message))
+        except BaseException as exc:  # raised again on the caller's thread, never printed by the thread
+            outcome["exception"] = exc
         finally:
             done.set()
 
@@ -43,6 +46,8 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
         except KeyboardInterrupt:
             agent.interrupt()
             print("\n  · interrupting at the next safe point…", file=sys.stderr)
+    if "exception" in outcome:
+        raise outcome["exception"]
     return outcome
 
 
@@ -54,7 +59,12 @@ def _finish_reviews(agent: Any, timeout: float = 120.0) -> None:
 
 def chat(
     ctx: typer.Context,
-    query: Annotated[Optional[str], typer.Option("--query", "-q", help="Answer this once and exit.")] = None,
+    query: Annotated[
+        Optional[str], typer.Option("--query", "-q", help="Answer this once and exit; - reads it from standard input.")
+    ] = None,
+    files: Annotated[
+        Optional[list[Path]], typer.Option("--file", "-f", help="Attach a text file to the message (repeatable).")
+    ] = None,
     provider: Annotated[Optional[str], typer.Option("--provider", help="Model provider (model.provider).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (model.name).")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Continue session ID (or a unique prefix).")] = None,
@@ -64,10 +74,12 @@ def chat(
     """Chat with the agent (REPL), or answer one question with -q."""
     from ..agent.factory import build_agent, describe_result
     from ._display import ChatDisplay
+    from ._input import check_fits, read_prompt
 
     app_state = state(ctx)
     if profile is not None:
         app_state.profile = profile
+    query = read_prompt(query, list(files or []))
     config = app_state.config
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
@@ -88,6 +100,11 @@ def chat(
     )
     if one_shot:
         assert query is not None
+        try:
+            check_fits(agent, query)
+        except HermesError:
+            agent.close()
+            raise
         result = run_turn(agent, query)
         display.finish()
         _finish_reviews(agent)

@@ -36,6 +36,7 @@ __all__ = [
     "StoreBusyError",
     "WriteLock",
     "connect",
+    "connect_readonly",
     "is_busy_error",
     "with_retries",
 ]
@@ -92,6 +93,28 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     return conn
+
+
+def connect_readonly(path: Path | str) -> sqlite3.Connection:
+    """A read-only connection, for a home that cannot be written (no -shm/-wal can be created).
+
+    ``mode=ro`` still needs the WAL index; when that cannot be created either,
+    ``immutable=1`` reads the main file as it is (committed, checkpointed data).
+    """
+    from urllib.parse import quote
+
+    last: sqlite3.Error | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        uri = f"file:{quote(str(Path(path).resolve()))}?{flags}"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            last = exc
+    assert last is not None
+    raise last
 
 
 class WriteLock:

@@ -97,6 +97,7 @@ def test_show_branch_export_delete(hermes, ids, tmp_path: Path) -> None:
 
 def test_prune(hermes, ids, hermes_home: Path) -> None:
     with SessionStore(hermes_home / "state.db") as store:
+        store.end_session(ids["api"], "user_exit")
         store.conn.execute("UPDATE sessions SET updated_at = 0 WHERE id = ?", (ids["api"],))
     result = hermes("sessions", "prune", "--older-than", "30", "--yes")
     assert result.returncode == 0, result.stderr
