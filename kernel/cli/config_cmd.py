@@ -85,6 +85,7 @@ def set_(
     key: Annotated[str, typer.Argument(help="Dotted key (agent.max_iterations) or environment name (OPENAI_API_KEY).")],
     value: Annotated[str, typer.Argument(help="YAML-typed value: 40, true, a,b or [a, b], text.")],
     force: Annotated[bool, typer.Option("--force", help="Let a value replace a whole section.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Set KEY to VALUE: dotted keys go to config.yaml, environment names to .env (0600).
 
@@ -97,6 +98,9 @@ def set_(
         home.ensure()
         set_dotenv_value(home.env_path, key, value)
         shown = mask_secret(value) if is_secret_key(key) else value
+        if as_json:
+            print_json({"key": key, "value": shown, "file": str(home.env_path)})
+            return
         typer.echo(f"{key}={shown} saved in {home.env_path}")
         return
     if not key or any(not part for part in key.split(".")):
@@ -123,6 +127,9 @@ def set_(
     set_config_value(home.config_path, key, parsed)
     app_state.reset_config()
     app_state.config  # re-validate what was written
+    if as_json:
+        print_json({"key": key, "value": mask_secrets(parsed, key), "file": str(home.config_path)})
+        return
     typer.echo(f"{key} = {_render(mask_secrets(parsed, key), True)} saved in {home.config_path}")
 
 

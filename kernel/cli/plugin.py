@@ -15,7 +15,7 @@ import typer
 from ..config import read_config_file, set_config_value
 from ..errors import HermesError
 from ..host import GROUPS, PluginHost, PluginInfo, normalize_dist_name
-from ._state import print_json, print_table, state
+from ._state import JsonOption, print_json, print_table, report, state
 
 __all__ = ["app"]
 
@@ -72,6 +72,7 @@ def install(
     specs: Annotated[list[str], typer.Argument(help="PyPI name, local path or VCS URL (git+https://...).")],
     upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
     editable: Annotated[bool, typer.Option("--editable", "-e", help="Install a local path in editable mode.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Install plugin packages with pip, then show what each contributed."""
     args: list[str] = []
@@ -86,6 +87,13 @@ def install(
     host = state(ctx).host
     host.refresh()
     requested = [i["metadata"]["name"] for i in installed if i.get("requested")]
+    if as_json:
+        print_json({"installed": [
+            {"name": i["metadata"]["name"], "version": i["metadata"]["version"], "requested": bool(i.get("requested")),
+             "entry_points": _contributions(i["metadata"]["name"])}
+            for i in installed
+        ]})  # fmt: skip
+        return
     if not requested:
         typer.echo("nothing new was installed (already satisfied; use --upgrade to update)")
         return
@@ -126,7 +134,7 @@ def list_(
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: NameArg) -> None:
+def remove(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Uninstall the distribution that provides plugin NAME."""
     matches = _resolve(state(ctx).host, name)
     dists = sorted({m.distribution for m in matches})
@@ -136,10 +144,13 @@ def remove(ctx: typer.Context, name: NameArg) -> None:
         result = _pip("uninstall", "--yes", dist)
         if result.returncode != 0:
             _pip_failed("uninstall", result)
-        typer.echo(f"removed {dist}")
+        if not as_json:
+            typer.echo(f"removed {dist}")
+    if as_json:
+        print_json({"removed": dists})
 
 
-def _edit_disabled(ctx: typer.Context, name: str, disable: bool) -> None:
+def _edit_disabled(ctx: typer.Context, name: str, disable: bool, as_json: bool = False) -> None:
     app_state = state(ctx)
     _resolve(app_state.host, name)
     path = app_state.home.ensure().config_path
@@ -147,21 +158,22 @@ def _edit_disabled(ctx: typer.Context, name: str, disable: bool) -> None:
     disabled = (plugins.get("disabled") or []) if isinstance(plugins, dict) else None
     if not isinstance(disabled, list):
         raise HermesError(f"{path}: plugins.disabled must be a list")
-    if disable == (name in disabled):
-        typer.echo(f"{name} is already {'disabled' if disable else 'enabled'}")
+    data = {"name": name, "enabled": not disable, "changed": disable != (name in disabled)}
+    if not data["changed"]:
+        report(as_json, f"{name} is already {'disabled' if disable else 'enabled'}", data)
         return
     updated = [*disabled, name] if disable else [n for n in disabled if n != name]
     set_config_value(path, "plugins.disabled", updated)
-    typer.echo(f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts")
+    report(as_json, f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts", data)
 
 
 @app.command("enable")
-def enable(ctx: typer.Context, name: NameArg) -> None:
+def enable(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Remove NAME from plugins.disabled."""
-    _edit_disabled(ctx, name, disable=False)
+    _edit_disabled(ctx, name, disable=False, as_json=as_json)
 
 
 @app.command("disable")
-def disable(ctx: typer.Context, name: NameArg) -> None:
+def disable(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Add NAME to plugins.disabled, so it no longer loads."""
-    _edit_disabled(ctx, name, disable=True)
+    _edit_disabled(ctx, name, disable=True, as_json=as_json)

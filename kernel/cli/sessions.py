@@ -297,6 +297,7 @@ def compress(
     ctx: typer.Context,
     session_id: IdArg,
     focus: Annotated[Optional[str], typer.Option("--focus", help="Topic the summary should keep the most of.")] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Compress a session now: it ends with 'compression' and a child continues it."""
     from ..agent.factory import build_agent
@@ -306,9 +307,12 @@ def compress(
     agent = build_agent(host=app_state.host, config=app_state.config, home=app_state.home, resume=session_id, stream=False)
     try:
         old = agent.session_id
-        if not agent.compress(focus_topic=focus, manual=True):
+        compressed = agent.compress(focus_topic=focus, manual=True)
+        if as_json:
+            print_json({"session_id": old, "compressed": compressed, "child_session_id": agent.session_id if compressed else None})
+        elif not compressed:
             typer.echo(f"{old}: nothing to compress")
-            return
-        typer.echo(f"compressed {old} into {agent.session_id}")
+        else:
+            typer.echo(f"compressed {old} into {agent.session_id}")
     finally:
         agent.close()

@@ -62,6 +62,16 @@ def check_database(path: Path) -> DbHealth:
     health.wal_bytes = wal.stat().st_size if wal.exists() else 0
     try:
         conn = sqlite3.connect(str(path), isolation_level=None)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        # A home that cannot be written: look at the file read-only rather than call it damaged.
+        from .concurrency import connect_readonly
+
+        try:
+            conn = connect_readonly(path)
+        except sqlite3.Error as exc:
+            health.damaged = str(exc)
+            return health
     except sqlite3.Error as exc:
         health.damaged = str(exc)
         return health
@@ -77,6 +87,9 @@ def check_database(path: Path) -> DbHealth:
             try:
                 conn.execute("BEGIN")
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+            except sqlite3.OperationalError as exc:
+                if "readonly" not in str(exc):  # a read-only file cannot run the check; not a problem
+                    health.fts_problems.append(f"{table}: {exc}")
             except sqlite3.DatabaseError as exc:
                 health.fts_problems.append(f"{table}: {exc}")
             finally:

@@ -178,6 +178,11 @@ def test_read_only_home_keeps_reading_commands_working(hermes, hermes_home: Path
         assert run("sessions", "export", sid).stdout.startswith("{")
         assert json.loads(run("usage", "--json").stdout)["api_calls"] == 0
         assert run("config", "get", "agent.max_iterations").stdout == "40\n"
+        doctor = run("doctor", "--json")
+        assert "Traceback" not in doctor.stderr and json.loads(doctor.stdout)["database"]["sessions"] == 1
+        for args in (("memory", "status"), ("skills", "list"), ("plugin", "list"), ("auth", "list"), ("config", "show")):
+            result = run(*args)
+            assert result.returncode == 0 and "Traceback" not in result.stderr, (args, result.stderr)
         for args in (("config", "set", "agent.max_iterations", "7"), ("sessions", "delete", sid, "--yes")):
             line = one_error_line(run(*args))
             assert "cannot write" in line and str(hermes_home) in line

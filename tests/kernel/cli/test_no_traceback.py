@@ -134,3 +134,40 @@ def test_no_command_prints_a_traceback(scenario: str, hermes_home: Path, monkeyp
             if "Traceback" in text or "╭─" in text or "unexpected " in text or "a bug;" in text:
                 failures.append(f"hermes {' '.join(args)} (exit {code}):\n{text[-600:]}")
     assert not failures, "\n\n".join(failures)
+
+
+# Commands whose output is the content itself (an answer, a path, an export, a SKILL.md).
+CONTENT_COMMANDS = {"chat", "config path", "sessions export", "skills show"}
+
+
+def test_every_command_that_lists_or_changes_something_accepts_json() -> None:
+    missing = [
+        " ".join(path)
+        for path, command in COMMANDS
+        if " ".join(path) not in CONTENT_COMMANDS and not any(getattr(p, "opts", None) == ["--json"] for p in command.params)
+    ]
+    assert missing == []
+
+
+def test_changing_commands_print_json(hermes_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    runs = [
+        (["config", "set", "agent.max_iterations", "7", "--json"], lambda d: d["value"] == 7),
+        (["profile", "create", "work", "--json"], lambda d: d["created"] == "work"),
+        (["profile", "use", "work", "--json"], lambda d: d["active_profile"] == "work"),
+        (["profile", "use", "default", "--json"], lambda d: d["active_profile"] == "default"),
+        (["profile", "delete", "work", "--yes", "--json"], lambda d: d["deleted"] == "work"),
+        (["memory", "off", "--json"], lambda d: d["enabled"] is False),
+        (["memory", "on", "--json"], lambda d: d["enabled"] is True),
+        (["plugin", "disable", "masking", "--json"], lambda d: d == {"name": "masking", "enabled": False, "changed": True}),
+        (["plugin", "enable", "masking", "--json"], lambda d: d["enabled"] is True),
+        (["auth", "add", "openai", "--key", "sk-test-0123456789abcdef", "--label", "w", "--json"], lambda d: d["key"] == "sk-t...cdef"),
+        (["auth", "reset", "--json"], lambda d: d["cleared"] == 0),
+        (["auth", "remove", "openai", "w", "--json"], lambda d: d["removed"][0]["label"] == "w"),
+        (["sessions", "prune", "--older-than", "1", "--yes", "--json"], lambda d: d["deleted"] == []),
+    ]
+    for args, check in runs:
+        code, text = _run(args)
+        assert code == 0, (args, text)
+        assert check(json.loads(text)), (args, text)
