@@ -49,7 +49,12 @@ def get(
             raise typer.BadParameter(f"{key} is not set; set it with `hermes config set {key} VALUE`")
         typer.echo(_render(mask_secret(value) if is_secret_key(key) else value, as_json))
         return
-    value = app_state.config.get(key)
+    try:
+        value = app_state.config.get(key)
+    except ConfigError as exc:
+        if "no config key" not in str(exc):
+            raise
+        raise ConfigError(f"no config key {key!r}{ConfigSchema.build().suggest(key)}; see `hermes config schema`") from None
     typer.echo(_render(mask_secrets(value, key), as_json))
 
 

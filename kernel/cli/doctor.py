@@ -115,6 +115,10 @@ def _config_findings(app_state: AppState) -> list[Finding]:
         raw = read_config_file(path)
     except HermesError as exc:
         return [Finding("config", str(exc))]
+    try:
+        schema.validate(raw, where=f"{path}: ")  # plugins' keys too, which loading alone cannot check
+    except HermesError as exc:
+        findings.append(Finding("config", str(exc)))
     for key in schema.unknown(raw):
         findings.append(Finding("config", f"{path}: unknown key {key!r}{schema.suggest(key)}; remove it or fix its name"))
 
