@@ -23,7 +23,9 @@ __all__ = [
     "ConfigKey",
     "ConfigSchema",
     "SCHEMA",
+    "SLOT_GROUPS",
     "defaults_from",
+    "plugin_problem",
     "render_markdown",
 ]
 
