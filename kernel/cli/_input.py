@@ -75,13 +75,14 @@ def attach_file(path: Path) -> str:
 def check_fits(agent: Any, message: str) -> None:
     """Refuse, before any request, a message larger than the model's context window can take.
 
-    The room is the window minus the answer's ``max_tokens``; the history can
-    be compressed, a single message cannot.
+    The room is the window minus the answer's ``max_tokens`` (at most half the
+    window: a small local window with a large max_tokens still takes messages);
+    the history can be compressed, a single message cannot.
     """
     window = getattr(getattr(agent, "engine", None), "context_length", None)
     if not window:
         return
-    room = int(window) - int(getattr(agent, "max_tokens", 0) or 0)
+    room = int(window) - min(int(getattr(agent, "max_tokens", 0) or 0), int(window) // 2)
     estimate = len(message) // CHARS_PER_TOKEN
     if estimate > room:
         raise InputError(
