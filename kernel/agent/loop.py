@@ -182,7 +182,8 @@ class Agent:
         if self.memory is not None:
             self.memory.start(session_id)  # takes the snapshot the prompt freezes
         self.system_prompt = self._build_prompt(session_id)
-        if self.store is not None:
+        # A resumed row without a stored prompt (written by another tool) is used as it is.
+        if self.store is not None and (self.session_id is None or self.store.get_session(session_id) is None):
             # The frozen prompt is stored with the row: a resume reuses it byte for byte.
             self.store.create_session(
                 session_id=session_id, source=self.source, model=self.primary.model,

@@ -214,3 +214,15 @@ def test_sessions_show_cuts_long_tool_output_and_search_shows_a_message_once(her
     hits = json.loads(hermes("sessions", "search", "big folder", "--json").stdout)
     assert len(hits) == 1 and hits[0]["root_session_id"] == sid
     assert os.path.exists(hermes_home / "state.db") and child
+
+
+def test_resume_a_session_stored_without_a_system_prompt(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
+    with SessionStore(hermes_home / "state.db") as store:  # written by another tool: no frozen prompt
+        sid = store.create_session(source="api")
+        store.append_messages(sid, [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "noted"}])
+    fake_model_server.reply("continued")
+    result = hermes_chat("-q", "go on", "--resume", sid, env=chat_env(fake_model_server), cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "continued\n"), result.stderr
+    users = [m["content"] for m in fake_model_server.requests[0].body["messages"] if m["role"] == "user"]
+    assert users == ["earlier", "go on"]
+    assert db_rows(hermes_home, f"SELECT count(*) FROM messages WHERE session_id = '{sid}'") == [(4,)]
