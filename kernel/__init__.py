@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .config import Config, load_config
+from .config_schema import ConfigKey
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
 from .home import HermesHome, active_home, atomic_write, resolve_home
 from .hookspecs import hookimpl, hookspec
@@ -20,6 +21,7 @@ __all__ = [
     "ClassifiedError",
     "Config",
     "ConfigError",
+    "ConfigKey",
     "ContextEngine",
     "CostResult",
     "Credential",

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .config_schema import CONFIG_VERSION, SCHEMA, ConfigSchema, defaults_from
 from .errors import ConfigError
 from .home import HermesHome, atomic_write
 
@@ -31,147 +32,11 @@ __all__ = [
     "apply_dotenv",
     "set_config_value",
     "set_dotenv_value",
+    "decode_error",
 ]
 
-DEFAULTS: dict[str, Any] = {
-    "model": {
-        "provider": "openai",
-        "name": "",
-        "base_url": None,
-        "max_tokens": 4096,
-        "temperature": None,
-        "timeout": 600.0,
-        "prompt_caching": True,
-    },
-    "retries": {
-        "max_attempts": 3,
-        "base_delay": 1.0,
-        "max_delay": 30.0,
-        "max_retry_after": 60.0,
-    },
-    "credentials": {},
-    "credential_pool": {
-        "rate_limit_cooldown": 3600,
-        "billing_cooldown": 3600,
-        "auth_cooldown": 300,
-        "lease_ttl": 900,
-    },
-    "pricing": {
-        "models": {},
-    },
-    "agent": {
-        "max_iterations": 90,
-    },
-    "toolsets": [],
-    "context": {
-        "engine": "compressor",
-    },
-    "compression": {
-        # false: never compress automatically (/compress and a context-overflow error still do).
-        "enabled": True,
-        "threshold": 0.50,
-        "target_ratio": 0.20,
-        "protect_first_n": 3,
-        # The newest messages always kept verbatim (the seeds keep 20); at least 3.
-        "tail_min_messages": 20,
-        # Below this fidelity score (0-1) the summary is asked again, then missing facts are kept verbatim.
-        "min_fidelity": 0.85,
-        # ask: show each compaction's note in the REPL to accept, edit or cancel; off: never.
-        "review": "off",
-        # Tokens of conversation the summary model is sent at most (never over 60% of the window).
-        "summary_input_tokens": 60_000,
-    },
-    "auxiliary": {
-        # The summary model; empty: the main provider and model.
-        "compression": {"provider": "", "model": ""},
-    },
-    "memory": {
-        "enabled": True,
-        "provider": "",
-        "memory_limit": 2200,
-        "user_limit": 1375,
-        "nudge_interval": 10,
-    },
-    "credential_pool_strategies": {},
-    "delegation": {
-        "max_concurrent_children": 3,
-        "max_spawn_depth": 1,
-        "max_iterations": 50,
-        "timeout": 600.0,
-        "provider": None,
-        "model": None,
-    },
-    "skills": {
-        "external_dirs": [],
-        # Skill names left out of the index and the tools.
-        "disabled": [],
-        # Tool-using iterations without skill maintenance before the self-improvement review.
-        "review_interval": 15,
-        # Install sources (path or URL prefixes) treated as trusted by the skills guard policy.
-        "trusted_sources": [],
-    },
-    "context_files": {
-        # AGENTS.md / .hermes.md / ... in the system prompt; longer files are cut.
-        "enabled": True,
-        "max_chars": 20_000,
-    },
-    "plugins": {
-        "disabled": [],
-    },
-    "serve": {
-        # Bearer keys, stored hashed ({name, sha256, prefix, created_at, requests_per_minute,
-        # cost_per_day}); managed by `hermes serve key add|list|revoke`. None: only loopback binds.
-        "api_keys": [],
-        # Turns running at once, and turns waiting for a worker before a 429.
-        "max_concurrent": 8,
-        "max_queue": 64,
-        # Seconds running turns get to finish after SIGTERM.
-        "drain_timeout": 30.0,
-        # Dangerous terminal commands: "refuse" them all, or "allow-list" (allowed_commands globs).
-        "approvals": "refuse",
-        "allowed_commands": [],
-        # The folder file tools are confined to; empty: HERMES_HOME/workspace.
-        "workspace": "",
-        # Per-key limits for keys that set none (0: unlimited).
-        "requests_per_minute": 0,
-        "cost_per_day": 0.0,
-    },
-    "mcp": {
-        # NAME: {command, args, env, cwd} (stdio) or {url, headers, transport: http | sse}, plus
-        # enabled, timeout, connect_timeout, include, exclude, parallel_safe (docs/mcp.md).
-        "servers": {},
-        "timeout": 120.0,  # seconds per call, unless a server sets its own
-        "connect_timeout": 30.0,
-        "max_restarts": 5,  # restarts in a row of a server that keeps dying, then it stays down
-        "restart_backoff": 0.5,  # first restart delay in seconds, doubled each time
-        "restart_backoff_max": 30.0,
-        "sampling": {"enabled": False, "model": "", "max_tokens_cap": 1024, "requests_per_minute": 10},
-    },
-    "security": {
-        # Secrets in tool output become [REDACTED:kind] before they are stored, saved or sent.
-        "redact_tool_output": True,
-    },
-    "tools": {
-        # Folders the file tools may use without approval, besides the working directory.
-        "allowed_paths": [],
-    },
-    "approvals": {
-        # ask: the REPL asks, a one-shot run refuses; off: approve everything (as --yolo does).
-        "mode": "ask",
-    },
-    "store": {
-        # An entry point in hermes.session_stores: sqlite (HERMES_HOME/state.db) or postgresql.
-        "backend": "sqlite",
-        # Where the data lives (HERMES_STORE_URL wins): empty for state.db, a path or
-        # sqlite:///path, or postgresql://user@host/db. A URL's scheme names its backend.
-        "url": None,
-        # SQLite only: OFF, NORMAL (default; a commit survives a crash, maybe not power loss),
-        # FULL or EXTRA (survives power loss too). See docs/session-stores.md.
-        "synchronous": "NORMAL",
-        # PostgreSQL only: connections per process.
-        "pool_size": 4,
-    },
-}
+# Every key, its type, range and description live in config_schema.SCHEMA.
+DEFAULTS: dict[str, Any] = defaults_from(SCHEMA)
 
 # Variables that steer hermes itself rather than a config key.
 _RESERVED_ENV = {"HERMES_HOME", "HERMES_PROFILE", "HERMES_LOAD_PLUGINS"}
@@ -255,12 +120,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
 
     A malformed file raises ConfigError naming the file and the line.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     import yaml
 
     try:
@@ -277,15 +139,35 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+def decode_error(path: Path, exc: UnicodeDecodeError) -> ConfigError:
+    """One line naming the file and the byte offset where it stops being UTF-8."""
+    return ConfigError(
+        f"{path} is not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); "
+        "re-save it as UTF-8 or remove it"
+    )
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text; None when it is missing; ConfigError when unreadable or not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except UnicodeDecodeError as exc:
+        raise decode_error(path, exc) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}; check its permissions") from None
+
+
 _DOTENV_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 
 
 def read_dotenv(path: Path) -> dict[str, str]:
     """``KEY=VALUE`` pairs of a ``.env`` file; quotes stripped, ``#`` comments ignored."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return {}
+    lines = text.splitlines()
     values: dict[str, str] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -309,7 +191,7 @@ def apply_dotenv(path: Path, environ: os._Environ[str] | dict[str, str] | None =
         env.setdefault(key, value)
 
 
-def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
+def _env_overrides(environ: Mapping[str, str], schema: ConfigSchema) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
     for name, raw in environ.items():
         if not name.startswith("HERMES_") or name in _RESERVED_ENV:
@@ -317,7 +199,9 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, Any]:
         parts = name[len("HERMES_") :].lower().split("__")
         if parts[0] not in DEFAULTS or any(not p for p in parts):
             continue
-        _set_dotted(overrides, ".".join(parts), parse_value(raw))
+        single: dict[str, Any] = {}
+        _set_dotted(single, ".".join(parts), parse_value(raw))
+        _deep_merge(overrides, schema.validate(single, where=f"environment {name}: ", hint=False))
     return overrides
 
 
@@ -326,17 +210,25 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    schema: ConfigSchema | None = None,
 ) -> Config:
     """Merge defaults, ``config.yaml``, ``.env`` + environment and CLI ``overrides``.
 
     ``overrides`` maps dotted keys to values (None values are skipped, so
-    unset flags do not mask lower layers).
+    unset flags do not mask lower layers). The file (upgraded to the current
+    layout version first) and the environment are checked against the schema;
+    a bad value is one ConfigError naming where it came from and the key.
     """
     env: dict[str, str] = dict(read_dotenv(home.env_path))
     env.update(os.environ if environ is None else environ)
+    schema = schema or ConfigSchema.build()
     data = copy.deepcopy(DEFAULTS)
-    _deep_merge(data, read_config_file(home.config_path))
-    _deep_merge(data, _env_overrides(env))
+    from .config_migrations import migrate_file
+
+    path = home.config_path
+    raw, _ = migrate_file(path, read_config_file(path)) if path.exists() else ({}, None)
+    _deep_merge(data, schema.validate(raw, where=f"{path}: "))
+    _deep_merge(data, _env_overrides(env, schema))
     for key, value in (overrides or {}).items():
         if value is not None:
             _set_dotted(data, key, value)
@@ -347,7 +239,10 @@ def set_config_value(path: Path, key: str, value: Any) -> None:
     """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically."""
     import yaml
 
+    from .config_migrations import migrate_file
+
     data = read_config_file(path)
+    data = migrate_file(path, data)[0] if path.exists() else {"config_version": CONFIG_VERSION}
     _set_dotted(data, key, value)
     atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from .hookspecs import hookimpl
 
@@ -104,6 +104,8 @@ class ContextEngine(ABC):
 
     #: The engine's name (its entry-point name).
     name: str = ""
+    #: Config keys the engine reads (``ConfigKey`` entries); ``hermes config set`` checks them.
+    config_keys: ClassVar[Sequence[Any]] = ()
 
     def __init__(
         self,

@@ -185,8 +185,11 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
     The temporary file is created with ``mode`` from the start, so a secret is
     never readable by others, not even for an instant.
     """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # name the file the user knows, not the temporary one
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:

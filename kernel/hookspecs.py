@@ -118,6 +118,17 @@ def register_commands(app: Any) -> None:
     """
 
 
+@hookspec
+def config_keys() -> list[Any] | None:
+    """Fires when the config schema is built (``hermes config set``, ``schema``, ``doctor``).
+
+    Return a list of :class:`~hermes.kernel.ConfigKey` entries for the keys the
+    plugin reads, or None. A ``*`` segment declares an open-ended map
+    (``mcp.servers.*.command``). A plugin never redefines a kernel key: the
+    kernel's entry wins.
+    """
+
+
 # --- memory and delegation --------------------------------------------------------
 
 

@@ -429,6 +429,16 @@ class PluginHost:
             ) from None
         return manager.driver
 
+    def implementations(self, group: str) -> list[tuple[str, Any]]:
+        """Every allowed implementation of ``group``, imported; one that fails is recorded and skipped."""
+        found = []
+        for entry in self._entries(group):
+            if self._allowed(entry):
+                obj = self._try_load(entry)
+                if obj is not None:
+                    found.append((entry.name, obj))
+        return found
+
     def extensions(self, group: str, names: Iterable[str] | None = None) -> list[LoadedPlugin]:
         """Load every allowed implementation in ``group``, or only ``names`` in that order.
 

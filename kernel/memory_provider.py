@@ -10,7 +10,8 @@ receive the kernel hooks: override one to listen.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from .hookspecs import hookimpl
 
@@ -32,6 +33,8 @@ class MemoryProvider(ABC):
 
     #: The provider's name (its entry-point name).
     name: str = ""
+    #: Config keys the provider reads (``ConfigKey`` entries); ``hermes config set`` checks them.
+    config_keys: ClassVar[Sequence[Any]] = ()
 
     @abstractmethod
     def is_available(self) -> bool:

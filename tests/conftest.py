@@ -25,7 +25,7 @@ pytest_plugins = ["hermes.kernel.testing.fixtures"]
 
 @pytest.fixture(autouse=True)
 def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, empty HERMES_HOME; outer HERMES_*, OPENAI_* and ANTHROPIC_* settings removed."""
+    """A fresh, empty HERMES_HOME; outer HERMES_*, OPENAI_* and ANTHROPIC_* settings removed, no auto titles."""
     home = tmp_path / "hermes-home"
     for name in list(os.environ):
         if name.startswith(("HERMES_", "OPENAI_", "ANTHROPIC_")):
@@ -33,6 +33,9 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
     monkeypatch.setenv("HERMES_HOME", str(home))
     monkeypatch.setattr("hermes.kernel.home._active", None)  # no active home left over from another test's CLI run
+    # A background title call would take a scripted reply meant for the test's next turn;
+    # tests of automatic titles turn it back on.
+    monkeypatch.setenv("HERMES_SESSIONS__AUTO_TITLE", "false")
     return home
 
 

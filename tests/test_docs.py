@@ -38,6 +38,7 @@ def test_hookspecs_match_architecture() -> None:
         "on_session_switch",
         "on_session_end",
         "register_commands",
+        "config_keys",
         "on_memory_write",
         "on_delegation",
     }

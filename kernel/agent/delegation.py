@@ -177,10 +177,17 @@ class Delegator:
         child = self._make_child(task, on_event)
         slot["agent"] = child
         self.parent.children.add(child)
+        outcome: dict[str, Any] = {}
         try:
             outcome = child.run_conversation(task.prompt())
         finally:
             self.parent.children.discard(child)
+            # The child's session ends with the child, once, saying how it went.
+            reason = "interrupted" if outcome.get("interrupted") else ("subagent_done" if outcome.get("completed") else "failed")
+            try:
+                child.end_session(reason)
+            except Exception as exc:  # an end that cannot be recorded never hides the task's outcome
+                log.warning("sub-agent session %s could not be ended: %s", child.session_id, exc)
             child.close()
         if outcome.get("interrupted"):
             status = "interrupted"

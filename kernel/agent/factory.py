@@ -198,6 +198,10 @@ def build_agent(
     agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
     agent.tool_context.services["host"] = host
     agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))
+    if config.get("sessions.auto_title", True) and getattr(engine, "summarizer", None) is not None:
+        from .titles import TitleSchedule
+
+        agent.reviews.append(TitleSchedule(engine.summarizer))
     return agent
 
 

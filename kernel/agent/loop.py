@@ -141,6 +141,7 @@ class Agent:
         self.turn = 0
         self.reviews: list[Any] = []  # ReviewSchedule objects, asked after every turn
         self._persisted = 0
+        self._ended: str | None = None  # the session whose end was already recorded
         self._ephemeral = ""  # this turn's fenced recall, sent but never stored
         self._turn_index = -1
         self._interrupt = threading.Event()
@@ -165,6 +166,7 @@ class Agent:
             raise ValueError("resuming a session needs a session store")
         conversation = self.store.resume(session_id)
         self.session_id = conversation.session["id"]
+        self._ended = None  # a resumed session can end again
         self.system_prompt = conversation.session.get("system_prompt")
         stored = conversation.messages
         self.messages = repair_history(stored)
@@ -186,7 +188,8 @@ class Agent:
         if self.memory is not None:
             self.memory.start(session_id)  # takes the snapshot the prompt freezes
         self.system_prompt = self._build_prompt(session_id)
-        if self.store is not None:
+        # A resumed row without a stored prompt (written by another tool) is used as it is.
+        if self.store is not None and (self.session_id is None or self.store.get_session(session_id) is None):
             # The frozen prompt is stored with the row: a resume reuses it byte for byte.
             self.store.create_session(
                 session_id=session_id, source=self.source, model=self.primary.model,
@@ -233,13 +236,19 @@ class Agent:
         return new
 
     def end_session(self, reason: str = "user_exit") -> None:
-        """Mark the session ended and fire ``on_session_end`` (once per real end)."""
-        if self.session_id is None:
+        """Mark the session ended and fire ``on_session_end``: once per real end, with ``reason``."""
+        if self.session_id is None or self._ended == self.session_id:
             return
-        self._flush()
+        self._ended = self.session_id
         if self.store is not None and self.store.get_session(self.session_id) is not None:
+            self._flush()
             self.store.end_session(self.session_id, reason)
         self.host.call("on_session_end", session_id=self.session_id, messages=list(self.messages), reason=reason)
+
+    def discard_lost_session(self) -> None:
+        """The session was deleted from the store under this agent: end it (``deleted``) and start afresh."""
+        self.end_session("deleted")
+        self.session_id, self.system_prompt, self.messages, self._persisted, self.turn = None, None, [], 0, 0
 
     def fork_settings(self) -> dict[str, Any]:
         """Constructor arguments a quiet copy of this agent shares (reviews, sub-agents)."""

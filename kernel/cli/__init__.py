@@ -58,7 +58,7 @@ BUILTIN_COMMANDS = {
     "memory": LazyCommand(".memory_cmd", "app", "Show memory providers and saved entries; set one up; turn memory off or on."),
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
     "mcp": LazyCommand(".mcp_cmd", "app", "Add, list, test and remove MCP servers (tools from the Model Context Protocol)."),
-    "doctor": LazyCommand(".doctor", "doctor", "Check the installation: home, profile, config file, plugins and their load errors."),
+    "doctor": LazyCommand(".doctor", "doctor", "Check config, plugins, state.db, permissions and API keys; --fix repairs what it can."),
     "serve": LazyCommand(".serve", "app", "Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra)."),
 }
 
@@ -129,6 +129,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         host.load_plugins()
         app = build_app(host)
         app(args=args, prog_name="hermes", obj=app_state)
-    except HermesError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # the one top-level handler: one line, printed once
+        from ._errors import explain
+
+        home = None
+        try:
+            home = app_state.home.path
+        except HermesError:
+            pass
+        message, code = explain(exc, home)
+        typer.echo(f"error: {message}", err=True)
+        sys.exit(code)

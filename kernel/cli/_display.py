@@ -63,6 +63,8 @@ class ChatDisplay:
                 self.err.write(f"  {mark} {event.text} ({event.data.get('duration', 0.0):.1f}s)\n")
                 self.err.flush()
             elif event.kind == "status":
+                if event.text.startswith("failed: "):
+                    return  # the caller reports a failed turn once, with what to do next
                 self._end_text_line()
                 self.err.write(f"  · {redact_text(event.text)}\n")
                 self.err.flush()

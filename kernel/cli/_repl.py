@@ -10,8 +10,9 @@ from typing import Any
 from ..errors import HermesError
 from ..redact import redact_text
 from ._display import ChatDisplay
+from ._input import check_fits
 
-__all__ = ["COMMANDS", "approve", "ask_user", "repl"]
+__all__ = ["COMMANDS", "approve", "ask_user", "parse_command", "repl"]
 
 _PROMPT = "› "
 
@@ -62,13 +63,19 @@ def _new(agent: Any, args: list[str]) -> str:
 def _resume(agent: Any, args: list[str]) -> str:
     if not args:
         return "usage: /resume SESSION_ID"
-    agent.switch_to(agent.store.resolve_session_id(args[0]), "resume")
+    target = agent.store.resolve_session_id(args[0])
+    if target == agent.session_id:
+        return f"already in session {target}"
+    # The session left behind ends here, once, with its reason.
+    agent.end_session("resumed_other")
+    agent.switch_to(target, "resume")
     return f"resumed {agent.session_id} ({len(agent.messages)} messages)"
 
 
 def _branch(agent: Any, args: list[str]) -> str:
     if agent.session_id is None:
         return "nothing to branch yet"
+    agent.end_session("branched")
     child = agent.store.branch(agent.session_id, title=" ".join(args) or None)
     agent.switch_to(child, "branch")
     return f"branched into {child}"
@@ -108,9 +115,34 @@ COMMANDS: dict[str, tuple[Callable[[Any, list[str]], str], str]] = {
 }
 
 
+def parse_command(line: str) -> tuple[str, list[str]]:
+    """``/name args`` as the name and its arguments; quotes group words, a stray quote is just a character."""
+    body = line[1:].strip()
+    name, _, rest = body.partition(" ")
+    try:
+        args = shlex.split(rest)
+    except ValueError:  # "No closing quotation": /title it's mine
+        args = rest.split()
+    return name, args
+
+
+def _turn(agent: Any, line: str) -> dict[str, Any]:
+    """One turn; when the session was deleted under the REPL, say so and go on in a new one."""
+    from ..store import SessionNotFoundError
+    from .chat import run_turn
+
+    try:
+        return run_turn(agent, line)
+    except SessionNotFoundError:
+        lost = agent.session_id
+        agent.discard_lost_session()
+        print(f"  · session {lost} no longer exists (deleted by `hermes sessions delete` or `prune`); "
+              "continuing in a new session", file=sys.stderr)  # fmt: skip
+        return run_turn(agent, line)
+
+
 def repl(agent: Any, display: ChatDisplay) -> None:
     """Read messages until /exit or end of input; each runs as one turn."""
-    from .chat import run_turn
 
     print("hermes chat: type a message, /help for commands, /exit to leave.", file=sys.stderr)
     try:
@@ -125,21 +157,29 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                 continue
             if not line:
                 continue
-            if line.startswith("/"):
-                name, *args = shlex.split(line[1:]) or [""]
+            if line.startswith("//"):
+                line = line[1:]  # `//etc/hosts ...` sends `/etc/hosts ...`
+            elif line.startswith("/"):
+                name, args = parse_command(line)
                 if name == "exit":
                     break
                 handler = COMMANDS.get(name)
                 if handler is None:
-                    print(f"unknown command /{name}; try /help", file=sys.stderr)
+                    print(f"unknown command /{name}; /help lists them; to send a message that starts "
+                          f"with /, type it as //{line[1:]}", file=sys.stderr)  # fmt: skip
                     continue
                 try:
                     print(redact_text(handler[0](agent, args)), file=sys.stderr)
                 except HermesError as exc:
                     print(f"error: {exc}", file=sys.stderr)
                 continue
+            try:
+                check_fits(agent, line)
+            except HermesError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                continue
             display.start_turn()
-            result = run_turn(agent, line)
+            result = _turn(agent, line)
             display.finish()
             answer = result.get("final_response") or ""
             if answer and not display.showed(answer):

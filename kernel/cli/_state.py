@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -14,7 +14,7 @@ from ..errors import ConfigError, HermesError
 from ..home import DEFAULT_PROFILE, HermesHome, resolve_home, set_active_home
 from ..host import PluginHost
 
-__all__ = ["AppState", "state", "print_json", "print_table", "fail"]
+__all__ = ["AppState", "JsonOption", "state", "print_json", "print_table", "fail", "report"]
 
 
 class AppState:
@@ -96,6 +96,17 @@ def state(ctx: typer.Context) -> AppState:
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def report(as_json: bool, text: str, data: dict[str, Any]) -> None:
+    """What a command changed: ``data`` as JSON with ``--json``, else the line ``text``."""
+    if as_json:
+        print_json(data)
+    else:
+        typer.echo(text)
 
 
 def print_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None) -> None:

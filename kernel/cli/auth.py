@@ -10,7 +10,7 @@ import typer
 
 from ..errors import HermesError, PluginNotFoundError
 from ..redact import mask_secret
-from ._state import AppState, print_json, print_table, state
+from ._state import AppState, JsonOption, print_json, print_table, report, state
 
 if TYPE_CHECKING:
     from ..credentials import CredentialPool
@@ -64,6 +64,7 @@ def add(
     provider: ProviderArg,
     key: Annotated[Optional[str], typer.Option("--key", help="The key (default: read from stdin).")] = None,
     label: Annotated[Optional[str], typer.Option("--label", help="A name for the key (default key-N).")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Store a key for PROVIDER in auth.json (mode 0600)."""
     app_state = state(ctx)
@@ -73,8 +74,8 @@ def add(
     stored = pool.store.keys(provider)
     name = label or f"key-{len(stored) + 1}"
     pool.store.add(provider, secret, name, time.time())
-    typer.echo(f"added {provider} key {name!r} ({mask_secret(secret)}) "
-               f"to {pool.store.path}")
+    report(as_json, f"added {provider} key {name!r} ({mask_secret(secret)}) to {pool.store.path}",
+           {"provider": provider, "label": name, "key": mask_secret(secret), "file": str(pool.store.path)})
 
 
 def _status(state_: dict[str, Any]) -> str:
@@ -130,6 +131,7 @@ def remove(
     ctx: typer.Context,
     provider: ProviderArg,
     which: Annotated[str, typer.Argument(help="Label of the stored key, or its number (1 = first stored).")],
+    as_json: JsonOption = False,
 ) -> None:
     """Remove a key stored in auth.json (keys from config or the environment stay where they are)."""
     app_state = state(ctx)
@@ -140,6 +142,9 @@ def remove(
         labels = [str(e.get("label")) for e in pool.store.keys(provider)]
         raise HermesError(f"no stored {provider} key {which!r}; stored: {', '.join(labels) or 'none'} "
                           "(see `hermes auth list`)")
+    if as_json:
+        print_json({"provider": provider, "removed": [{"label": e.get("label"), "key": mask_secret(e["key"])} for e in gone]})
+        return
     for entry in gone:
         typer.echo(f"removed {provider} key {entry.get('label')!r} ({mask_secret(entry['key'])})")
 
@@ -148,8 +153,9 @@ def remove(
 def reset(
     ctx: typer.Context,
     provider: Annotated[Optional[str], typer.Argument(help="Only this provider (default: all).")] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Clear cooldowns of every key (config, environment, .env, auth.json), so they are tried again."""
     app_state = state(ctx)
     total = sum(_pool(app_state, name).reset() for name in _providers(app_state, provider))
-    typer.echo(f"cleared {total} cooldown{'s' if total != 1 else ''}")
+    report(as_json, f"cleared {total} cooldown{'s' if total != 1 else ''}", {"cleared": total})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -28,6 +29,8 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
     def work() -> None:
         try:
             outcome.update(agent.run_conversation(message))
+        except BaseException as exc:  # raised again on the caller's thread, never printed by the thread
+            outcome["exception"] = exc
         finally:
             done.set()
 
@@ -48,6 +51,8 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
             agent.interrupt()  # tools stop their process groups, the model call is abandoned
             done.wait(_signals.GRACE_SECONDS)
             raise
+    if "exception" in outcome:
+        raise outcome["exception"]
     return outcome
 
 
@@ -59,7 +64,12 @@ def _finish_reviews(agent: Any, timeout: float = 120.0) -> None:
 
 def chat(
     ctx: typer.Context,
-    query: Annotated[Optional[str], typer.Option("--query", "-q", help="Answer this once and exit.")] = None,
+    query: Annotated[
+        Optional[str], typer.Option("--query", "-q", help="Answer this once and exit; - reads it from standard input.")
+    ] = None,
+    files: Annotated[
+        Optional[list[Path]], typer.Option("--file", "-f", help="Attach a text file to the message (repeatable).")
+    ] = None,
     provider: Annotated[Optional[str], typer.Option("--provider", help="Model provider (model.provider).")] = None,
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model name (model.name).")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Continue session ID (or a unique prefix).")] = None,
@@ -70,10 +80,12 @@ def chat(
     """Chat with the agent (REPL), or answer one question with -q."""
     from ..agent.factory import build_agent, describe_result
     from ._display import ChatDisplay
+    from ._input import check_fits, read_prompt
 
     app_state = state(ctx)
     if profile is not None:
         app_state.profile = profile
+    query = read_prompt(query, list(files or []))
     config = app_state.config
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
@@ -100,6 +112,11 @@ def chat(
     _signals.install()
     if one_shot:
         assert query is not None
+        try:
+            check_fits(agent, query)
+        except HermesError:
+            agent.close()
+            raise
         try:
             result = run_turn(agent, query)
         except _signals.Terminated as stop:

@@ -1,35 +1,87 @@
-"""``hermes doctor``: home, profile, config and every plugin's status."""
+"""``hermes doctor [--fix] [--json]``: check everything that can be checked, repair what can be repaired.
+
+Checks: the config against the schema (values, unknown keys, plugin names),
+every plugin's load error, state.db (``quick_check``, FTS consistency, WAL
+size), permissions of the secret files, an API key per configured provider,
+and stale key leases in auth.json. ``--fix`` salvages a damaged state.db,
+rebuilds FTS indexes, checkpoints a large WAL, tightens permissions and drops
+stale leases. Any problem left means exit 1.
+"""
 
 from __future__ import annotations
 
 import os
 import platform
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
 from .._version import __version__
-from ._state import print_json, print_table, state
+from ..errors import HermesError
+from ._state import AppState, print_json, print_table, state
 
 __all__ = ["doctor"]
+
+# A WAL beyond this is not being checkpointed (a stuck reader, or a crash); --fix truncates it.
+WAL_LIMIT_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class Finding:
+    """One problem: what is wrong, and the repair ``--fix`` runs (None: the user must act)."""
+
+    area: str
+    text: str
+    repair: Callable[[], str] | None = None
+    fixed: str | None = None
+
+    def line(self) -> str:
+        return f"{self.area}: {self.text}"
 
 
 def doctor(
     ctx: typer.Context,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fix: Annotated[bool, typer.Option("--fix", help="Repair what can be repaired (state.db, permissions, leases).")] = False,
 ) -> None:
-    """Check the installation: home, profile, config file, plugins and their load errors."""
+    """Check config, plugins, state.db, permissions and API keys; --fix repairs what it can."""
     app_state = state(ctx)
     home = app_state.home
     config_error = app_state.config_error
     host = app_state.host
     host.load_plugins()
     plugins = host.installed(check=True)
-    load_plugins = os.environ.get("HERMES_LOAD_PLUGINS")
-    problems = [f"config: {config_error}"] if config_error else []
-    problems += [f"plugin {p.group}:{p.name}: {p.error}" for p in plugins if p.error]
+    findings: list[Finding] = []
+    if config_error:
+        findings.append(Finding("config", str(config_error)))
+    else:
+        findings += _config_findings(app_state)
+        findings += _credential_findings(app_state)
+    findings += [Finding(f"plugin {p.group}:{p.name}", str(p.error)) for p in plugins if p.error]
     store = [] if config_error else _store_checks(app_state)
-    problems += [f"store {c['name']}: {c['detail']}" for c in store if not c["ok"]]
+    findings += [Finding(f"store {c['name']}", c["detail"]) for c in store if not c["ok"]]
+    from ..store.salvage import check_database
+
+    db = check_database(home.state_db)
+    findings += _database_findings(db)
+    findings += _permission_findings(app_state)
+    findings += _lease_findings(app_state)
+    if fix:
+        for finding in findings:
+            if finding.repair is not None:
+                try:
+                    finding.fixed = finding.repair()
+                except (OSError, HermesError, ValueError) as exc:  # sqlite3.Error is an Exception too
+                    finding.text += f" (--fix failed: {exc})"
+                except Exception as exc:  # noqa: BLE001 - a repair that fails is reported, never a traceback
+                    finding.text += f" (--fix failed: {type(exc).__name__}: {exc})"
+        if any(f.fixed for f in findings if f.area == "state.db"):
+            db = check_database(home.state_db)
+    left = [f for f in findings if not f.fixed]
     report: dict[str, Any] = {
         "version": __version__,
         "python": platform.python_version(),
@@ -38,18 +90,20 @@ def doctor(
         "config_file": str(home.config_path),
         "config_exists": home.config_path.exists(),
         "config_error": str(config_error) if config_error else None,
-        "load_plugins": load_plugins,
+        "load_plugins": os.environ.get("HERMES_LOAD_PLUGINS"),
         "plugins": [p.as_dict() for p in plugins],
         "hook_failures": [f.as_dict() for f in host.hook_failures],
+        "database": db.as_dict(),
         "store": store,
-        "problems": problems,
-        "ok": not problems,
+        "fixed": [f"{f.line()} -> {f.fixed}" for f in findings if f.fixed],
+        "problems": [f.line() + ("" if f.repair is None or fix else " (`hermes doctor --fix` repairs it)") for f in left],
+        "ok": not left,
     }
     if as_json:
         print_json(report)
     else:
         _print_report(report)
-    if problems:
+    if left:
         raise typer.Exit(1)
 
 
@@ -67,6 +121,137 @@ def _store_checks(app_state: Any) -> list[dict[str, Any]]:
         return [{"name": "store", "ok": False, "detail": str(exc)}]
     with store:
         return [check.as_dict() for check in store.health()]
+def _config_findings(app_state: AppState) -> list[Finding]:
+    from ..config import read_config_file
+    from ..config_schema import ConfigSchema
+
+    schema = ConfigSchema.from_host(app_state.host)
+    findings = []
+    path = app_state.home.config_path
+    try:
+        raw = read_config_file(path)
+    except HermesError as exc:
+        return [Finding("config", str(exc))]
+    try:
+        schema.validate(raw, where=f"{path}: ")  # plugins' keys too, which loading alone cannot check
+    except HermesError as exc:
+        findings.append(Finding("config", str(exc)))
+    for key in schema.unknown(raw):
+        findings.append(Finding("config", f"{path}: unknown key {key!r}{schema.suggest(key)}; remove it or fix its name"))
+
+    def available(group: str) -> list[str]:
+        names = app_state.host.available(group)
+        return [*names, "memory"] if group == "hermes.tools" else names
+
+    findings += [Finding("config", text) for text in schema.check_plugins(app_state.config.as_dict(), available)]
+    return findings
+
+
+def _credential_findings(app_state: AppState) -> list[Finding]:
+    from ..credentials.pool import CredentialPool, env_key_for
+
+    config = app_state.config
+    providers = {str(config.get("model.provider", "") or "")}
+    for key in ("auxiliary.compression.provider", "delegation.provider"):
+        providers.add(str(config.get(key, "") or ""))
+    findings = []
+    for provider in sorted(p for p in providers if p):
+        try:
+            pool = CredentialPool(provider, home=app_state.home, config_keys=config.get(f"credentials.{provider}", None))
+            if pool.credentials():
+                continue
+        except HermesError as exc:
+            findings.append(Finding("credentials", str(exc)))
+            continue
+        findings.append(Finding(
+            "credentials",
+            f"no API key for {provider}: set {env_key_for(provider)} "
+            f"(`hermes config set {env_key_for(provider)} KEY`) or run `hermes auth add {provider}`",
+        ))  # fmt: skip
+    return findings
+
+
+def _database_findings(db: Any) -> list[Finding]:
+    from ..store.salvage import rebuild_fts, salvage_database
+
+    path = db.path
+    if not db.exists:
+        return []
+    if db.damaged:
+        def salvage() -> str:
+            report = salvage_database(path)
+            return (f"saved {report.sessions} sessions and {report.messages} messages into a fresh {path.name}; "
+                    f"the damaged file is {report.broken_copy}")  # fmt: skip
+
+        return [Finding("state.db", f"{path} is damaged: {db.damaged}", salvage)]
+    findings = []
+    if db.fts_problems:
+        findings.append(Finding(
+            "state.db", f"search index out of step with the messages ({db.fts_problems[0]})",
+            lambda: "rebuilt " + ", ".join(rebuild_fts(path)),
+        ))  # fmt: skip
+    if db.wal_bytes > WAL_LIMIT_BYTES:
+        def checkpoint() -> str:
+            import sqlite3
+
+            conn = sqlite3.connect(str(path))
+            try:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            finally:
+                conn.close()
+            if busy:
+                raise HermesError("another process is using the database; close it and run --fix again")
+            return "checkpointed and truncated the WAL"
+
+        findings.append(Finding("state.db", f"write-ahead log is {db.wal_bytes // 1_048_576} MB (not checkpointed)", checkpoint))
+    return findings
+
+
+def _permission_findings(app_state: AppState) -> list[Finding]:
+    findings = []
+    for path in (app_state.home.env_path, app_state.home.auth_path):
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        if mode & 0o077:
+            def tighten(path: Any = path) -> str:
+                os.chmod(path, 0o600)
+                return "mode set to 0600"
+
+            findings.append(Finding("permissions", f"{path} holds secrets but has mode {mode:04o}; it should be 0600", tighten))
+    return findings
+
+
+def _lease_findings(app_state: AppState) -> list[Finding]:
+    from ..credentials.store import AuthStore
+
+    store = AuthStore(app_state.home.auth_path)
+    try:
+        data = store.read()
+    except HermesError as exc:
+        return [Finding("auth.json", str(exc))]
+    now = time.time()
+    stale = sum(1 for held in data.get("leases", {}).values() if isinstance(held, dict)
+                for expires in held.values() if not isinstance(expires, (int, float)) or expires <= now)  # fmt: skip
+    if not stale:
+        return []
+
+    def drop() -> str:
+        def change(data: dict[str, Any]) -> int:
+            dropped = 0
+            for kid, held in list(data.get("leases", {}).items()):
+                live = {k: v for k, v in held.items() if isinstance(v, (int, float)) and v > time.time()}
+                dropped += len(held) - len(live)
+                if live:
+                    data["leases"][kid] = live
+                else:
+                    data["leases"].pop(kid)
+            return dropped
+
+        return f"removed {store.update(change)} stale lease(s)"
+
+    return [Finding("auth.json", f"{stale} stale key lease(s) left by processes that ended", drop)]
 
 
 def _print_report(report: dict[str, Any]) -> None:
@@ -79,6 +264,14 @@ def _print_report(report: dict[str, Any]) -> None:
         echo(f"config:  {report['config_file']} (ok)")
     else:
         echo(f"config:  {report['config_file']} (not created yet: using defaults)")
+    db = report["database"]
+    if not db["exists"]:
+        echo("state.db: not created yet")
+    elif db["damaged"]:
+        echo(f"state.db: {db['path']} (damaged)")
+    else:
+        echo(f"state.db: {db['path']} ({db['sessions']} sessions, {db['messages']} messages, "
+             f"WAL {db['wal_bytes'] // 1024} KB)")  # fmt: skip
     load = report["load_plugins"]
     echo(
         "plugins: "
@@ -103,6 +296,8 @@ def _print_report(report: dict[str, Any]) -> None:
         echo(f"store:   {check['name']}: {check['detail']}" + ("" if check["ok"] else " (problem)"))
     for failure in report["hook_failures"]:
         echo(f"hook failure: {failure['hook']} in {failure['plugin']}: {failure['error']}")
+    for fixed in report["fixed"]:
+        echo(f"fixed: {fixed}")
     for problem in report["problems"]:
         echo(f"problem: {problem}")
     echo("everything looks fine" if report["ok"] else f"{len(report['problems'])} problem(s) found")

@@ -8,7 +8,7 @@ import typer
 
 from ..config import set_config_value
 from ..memory import BUILTIN, MEMORY_GROUP, MemoryManager
-from ._state import fail, print_json, print_table, state
+from ._state import fail, print_json, print_table, report, state
 
 __all__ = ["app"]
 
@@ -78,17 +78,17 @@ def _set_enabled(ctx: typer.Context, enabled: bool) -> None:
 
 
 @app.command("off")
-def off(ctx: typer.Context) -> None:
+def off(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Turn memory off: no memory in the prompt, no memory tool, no provider (files are kept)."""
     _set_enabled(ctx, False)
-    typer.echo("memory is off; saved entries are kept. Turn it back on with `hermes memory on`.")
+    report(as_json, "memory is off; saved entries are kept. Turn it back on with `hermes memory on`.", {"enabled": False})
 
 
 @app.command("on")
-def on(ctx: typer.Context) -> None:
+def on(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Turn memory back on."""
     _set_enabled(ctx, True)
-    typer.echo("memory is on.")
+    report(as_json, "memory is on.", {"enabled": True})
 
 
 @app.command("setup")

@@ -8,14 +8,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ..config import read_config_file, set_config_value
 from ..errors import HermesError
 from ..host import FOLDER_GROUP, GROUPS, PluginHost, PluginInfo, normalize_dist_name
-from ._state import print_json, print_table, state
+from ._state import JsonOption, print_json, print_table, report, state
 
 __all__ = ["app"]
 
@@ -72,6 +72,7 @@ def install(
     specs: Annotated[list[str], typer.Argument(help="PyPI name, local path or VCS URL (git+https://...).")],
     upgrade: Annotated[bool, typer.Option("--upgrade", "-U", help="Upgrade if already installed.")] = False,
     editable: Annotated[bool, typer.Option("--editable", "-e", help="Install a local path in editable mode.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Install plugin packages with pip, then show what each contributed.
 
@@ -92,13 +93,19 @@ def install(
                 packages.append(spec)
             else:
                 folders.append((spec, folder))
+        done: list[dict[str, Any]] = []
         for spec, folder in folders:
             url = spec if is_git_url(spec) else None
             name, target = install_folder(folder, app_state.home.ensure(), replace=upgrade, url=url)
             app_state.host.refresh()
-            _report_folder(app_state.host, name, target)
+            if as_json:
+                done.append({"name": name, "kind": "folder", "path": str(target), "group": FOLDER_GROUP})
+            else:
+                _report_folder(app_state.host, name, target)
     if packages:
-        _pip_install(ctx, packages, upgrade=upgrade, editable=editable)
+        done += _pip_install(ctx, packages, upgrade=upgrade, editable=editable, as_json=as_json)
+    if as_json:
+        print_json({"installed": done})
 
 
 def _report_folder(host: PluginHost, name: str, target: Path) -> None:
@@ -115,22 +122,29 @@ def _report_folder(host: PluginHost, name: str, target: Path) -> None:
     typer.echo(f"  use it with `hermes config set memory.provider {name}` (settings: `hermes memory setup {name}`)")
 
 
-def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editable: bool) -> None:
+def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editable: bool, as_json: bool) -> list[dict[str, Any]]:
+    """pip-install ``specs``; say what each contributed, or return it as data with ``as_json``."""
     args: list[str] = []
     for spec in specs:
         args += ["-e", spec] if editable else [spec]
     with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "report.json"
-        result = _pip("install", *(["--upgrade"] if upgrade else []), "--report", str(report), *args)
+        report_path = Path(tmp) / "report.json"
+        result = _pip("install", *(["--upgrade"] if upgrade else []), "--report", str(report_path), *args)
         if result.returncode != 0:
             _pip_failed("install", result)
-        installed = json.loads(report.read_text(encoding="utf-8")).get("install", [])
+        installed = json.loads(report_path.read_text(encoding="utf-8")).get("install", [])
     host = state(ctx).host
     host.refresh()
     requested = [i["metadata"]["name"] for i in installed if i.get("requested")]
+    if as_json:
+        return [
+            {"name": i["metadata"]["name"], "version": i["metadata"]["version"], "requested": bool(i.get("requested")),
+             "kind": "package", "entry_points": _contributions(i["metadata"]["name"])}
+            for i in installed
+        ]  # fmt: skip
     if not requested:
         typer.echo("nothing new was installed (already satisfied; use --upgrade to update)")
-        return
+        return []
     for item in installed:
         name, version = item["metadata"]["name"], item["metadata"]["version"]
         groups = _contributions(name)
@@ -143,6 +157,7 @@ def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editabl
             typer.echo(f"  {group}: {', '.join(names)}")
         if groups and not any(r.distribution == name for r in host.installed()):
             typer.echo(f"  note: HERMES_LOAD_PLUGINS does not name {name}, so it will not load")
+    return []
 
 
 @app.command("list")
@@ -168,7 +183,7 @@ def list_(
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: NameArg) -> None:
+def remove(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Uninstall the distribution that provides plugin NAME."""
     matches = _resolve(state(ctx).host, name)
     if any(m.builtin for m in matches):
@@ -183,10 +198,13 @@ def remove(ctx: typer.Context, name: NameArg) -> None:
         result = _pip("uninstall", "--yes", dist)
         if result.returncode != 0:
             _pip_failed("uninstall", result)
-        typer.echo(f"removed {dist}")
+        if not as_json:
+            typer.echo(f"removed {dist}")
+    if as_json:
+        print_json({"removed": dists})
 
 
-def _edit_disabled(ctx: typer.Context, name: str, disable: bool) -> None:
+def _edit_disabled(ctx: typer.Context, name: str, disable: bool, as_json: bool = False) -> None:
     app_state = state(ctx)
     _resolve(app_state.host, name)
     path = app_state.home.ensure().config_path
@@ -194,21 +212,22 @@ def _edit_disabled(ctx: typer.Context, name: str, disable: bool) -> None:
     disabled = (plugins.get("disabled") or []) if isinstance(plugins, dict) else None
     if not isinstance(disabled, list):
         raise HermesError(f"{path}: plugins.disabled must be a list")
-    if disable == (name in disabled):
-        typer.echo(f"{name} is already {'disabled' if disable else 'enabled'}")
+    data = {"name": name, "enabled": not disable, "changed": disable != (name in disabled)}
+    if not data["changed"]:
+        report(as_json, f"{name} is already {'disabled' if disable else 'enabled'}", data)
         return
     updated = [*disabled, name] if disable else [n for n in disabled if n != name]
     set_config_value(path, "plugins.disabled", updated)
-    typer.echo(f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts")
+    report(as_json, f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts", data)
 
 
 @app.command("enable")
-def enable(ctx: typer.Context, name: NameArg) -> None:
+def enable(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Remove NAME from plugins.disabled."""
-    _edit_disabled(ctx, name, disable=False)
+    _edit_disabled(ctx, name, disable=False, as_json=as_json)
 
 
 @app.command("disable")
-def disable(ctx: typer.Context, name: NameArg) -> None:
+def disable(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
     """Add NAME to plugins.disabled, so it no longer loads."""
-    _edit_disabled(ctx, name, disable=True)
+    _edit_disabled(ctx, name, disable=True, as_json=as_json)

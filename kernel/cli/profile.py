@@ -16,7 +16,7 @@ from ..home import (
     validate_profile_name,
     write_active_profile,
 )
-from ._state import print_json, print_table, state
+from ._state import JsonOption, print_json, print_table, report, state
 
 __all__ = ["app"]
 
@@ -57,6 +57,7 @@ def create(
     ctx: typer.Context,
     name: NameArg,
     clone: Annotated[bool, typer.Option("--clone", help="Copy config.yaml and .env from the active profile.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Create profile NAME."""
     home = HermesHome(hermes_root(), validate_profile_name(name))
@@ -69,21 +70,23 @@ def create(
             if src.exists():
                 shutil.copy2(src, dst)
                 dst.chmod(0o600)
-    typer.echo(f"created profile {name} at {home.path}; use it with `hermes profile use {name}` or `-p {name}`")
+    report(as_json, f"created profile {name} at {home.path}; use it with `hermes profile use {name}` or `-p {name}`",
+           {"created": name, "path": str(home.path), "cloned": clone})
 
 
 @app.command("use")
-def use(name: NameArg) -> None:
+def use(name: NameArg, as_json: JsonOption = False) -> None:
     """Make NAME the profile used when no -p is given."""
     _existing(name)
     write_active_profile(hermes_root(), name)
-    typer.echo(f"active profile: {name}")
+    report(as_json, f"active profile: {name}", {"active_profile": name})
 
 
 @app.command("delete")
 def delete(
     name: NameArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Delete profile NAME and everything in it (sessions, keys, memories)."""
     if name == DEFAULT_PROFILE:
@@ -95,4 +98,4 @@ def delete(
     root = hermes_root()
     if read_active_profile(root) == name:
         write_active_profile(root, DEFAULT_PROFILE)
-    typer.echo(f"deleted profile {name}")
+    report(as_json, f"deleted profile {name}", {"deleted": name})

@@ -26,8 +26,14 @@ IdArg = Annotated[str, typer.Argument(help="Session id (or a unique prefix of on
 YesFlag = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
 
-def open_store(ctx: typer.Context, *, create: bool = False) -> SessionStore | None:
-    """The store config chooses; None when it is the default state.db, which does not exist yet, and not ``create``."""
+def open_store(ctx: typer.Context, *, create: bool = False, write: bool = False) -> SessionStore | None:
+    """The store config chooses; None when it is the default state.db, which does not exist yet, and not ``create``.
+
+    Without ``write`` a default state.db that cannot be opened for writing (a
+    read-only HERMES_HOME) is opened read-only, so reading commands keep working.
+    """
+    import sqlite3
+
     from ..store import open_store as open_configured, store_settings
 
     app = state(ctx)
@@ -35,7 +41,19 @@ def open_store(ctx: typer.Context, *, create: bool = False) -> SessionStore | No
     path = app.home.state_db
     if settings.backend == "sqlite" and not settings.url and not create and not path.exists():
         return None
-    return open_configured(app.config, app.home, app.host)
+    try:
+        return open_configured(app.config, app.home, app.host)
+    except (sqlite3.OperationalError, PermissionError) as exc:
+        if write or create or settings.backend != "sqlite" or settings.url or not _is_readonly_error(exc):
+            raise
+        from ..store import SessionStore
+
+        return SessionStore(path, readonly=True)
+
+
+def _is_readonly_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or "unable to open" in text
 
 
 def _require_store(ctx: typer.Context, session_id: str) -> SessionStore:
@@ -94,8 +112,23 @@ def list_(
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
 
 
+# Tool outputs longer than this are cut in `sessions show` (--full shows them whole).
+SHOW_TOOL_CHARS = 1_000
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters; --full shows all]"
+
+
 @app.command("show")
-def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> None:
+def show(
+    ctx: typer.Context,
+    session_id: IdArg,
+    as_json: JsonFlag = False,
+    full: Annotated[bool, typer.Option("--full", help="Show long tool outputs whole.")] = False,
+) -> None:
     """Show a session's details, lineage and messages."""
     from ..redact import redact_data
 
@@ -128,7 +161,8 @@ def show(ctx: typer.Context, session_id: IdArg, as_json: JsonFlag = False) -> No
 
     for m in messages:
         who = m["role"] + (f" ({m['tool_name']})" if m["tool_name"] else "")
-        typer.echo(f"[{m['id']}] {who}: {content_text(m['content'])}")
+        text = content_text(m["content"])
+        typer.echo(f"[{m['id']}] {who}: {text if full or m['role'] != 'tool' else _cut(text, SHOW_TOOL_CHARS)}")
         for call in m["tool_calls"] or []:
             typer.echo(f"    tool call: {call}")
 
@@ -151,7 +185,15 @@ def search(
     hits = []
     if store is not None:
         with store:
-            hits = store.search(query, limit=limit, sort=sort, source=source, role=role, session_id=session)  # type: ignore[arg-type]
+            found = store.search(query, limit=limit * 3, sort=sort, source=source, role=role, session_id=session)  # type: ignore[arg-type]
+        # A compression child repeats messages of its parent: show each once per lineage.
+        seen: set[tuple[str, str, str]] = set()
+        for hit in found:
+            key = (hit.root_session_id, hit.role, hit.snippet)
+            if key not in seen:
+                seen.add(key)
+                hits.append(hit)
+        hits = hits[:limit]
     from ..redact import redact_data, redact_snippet, redact_text
 
     if as_json:
@@ -171,13 +213,18 @@ def branch(
     ctx: typer.Context,
     session_id: IdArg,
     title: Annotated[Optional[str], typer.Option("--title", help="Title of the new branch (default: numbered after the parent).")] = None,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Start a new session with a copy of SESSION_ID's history."""
+    """Start a new session with a copy of SESSION_ID's history (of its live tip, if it was compressed)."""
     with _require_store(ctx, session_id) as store:
-        child = store.branch(store.resolve_session_id(session_id), title=title)
+        parent = store.resolve_session_id(session_id)
+        child = store.branch(parent, title=title)
         row = store.require_session(child)
-    from ..redact import redact_text
+    from ..redact import redact_data, redact_text
 
+    if as_json:
+        print_json(redact_data({"branched_from": row["parent_session_id"], "requested": parent, "session": _public(row)}))
+        return
     typer.echo(redact_text(f"branched {child}" + (f" ({row['title']})" if row["title"] else "")))
 
 
@@ -197,19 +244,25 @@ def export(
         text = store.export(store.resolve_session_id(session_id), fmt)
     if output is None:
         typer.echo(text, nl=False)
-    else:
+        return
+    try:
         output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {output}")
+    except OSError as exc:
+        raise HermesError(f"cannot write {output}: {exc.strerror or exc}; check that its folder exists and is writable") from None
+    typer.echo(f"wrote {output}")
 
 
 @app.command("delete")
-def delete(ctx: typer.Context, session_id: IdArg, yes: YesFlag = False) -> None:
+def delete(ctx: typer.Context, session_id: IdArg, yes: YesFlag = False, as_json: JsonFlag = False) -> None:
     """Delete a session and its messages (its children stay, re-linked to its parent)."""
     with _require_store(ctx, session_id) as store:
         sid = store.resolve_session_id(session_id)
         if not yes and not typer.confirm(f"Delete session {sid} and its messages?"):
             raise typer.Exit(1)
         store.delete_session(sid)
+    if as_json:
+        print_json({"deleted": [sid]})
+        return
     typer.echo(f"deleted {sid}")
 
 
@@ -218,19 +271,47 @@ def prune(
     ctx: typer.Context,
     older_than: Annotated[float, typer.Option("--older-than", help="Delete sessions idle for more than DAYS days.")],
     yes: YesFlag = False,
+    as_json: JsonFlag = False,
 ) -> None:
-    """Delete every session idle for more than --older-than DAYS."""
+    """Delete every ended session idle for more than --older-than DAYS.
+
+    Open sessions (a chat may be using them) and sessions active within the
+    last hour are never deleted; the command says how many it skipped.
+    """
+    import time
+
+    from ..store.session_store import PRUNE_ACTIVE_WITHIN_S
+
     if older_than < 0:
         raise HermesError("--older-than must be zero or more days")
     store = open_store(ctx)
-    if store is None:
-        typer.echo("pruned 0 sessions")
+    deleted: list[str] = []
+    skipped_open: list[str] = []
+    skipped_recent: list[str] = []
+    if store is not None:
+        with store:
+            if not yes and not typer.confirm(f"Delete every ended session idle for more than {older_than:g} days?"):
+                raise typer.Exit(1)
+            now = time.time()
+            cutoff = now - older_than * 86400
+            for row in store.list_sessions(limit=None):
+                last = row["updated_at"] or row["ended_at"] or row["started_at"]
+                if last >= cutoff:
+                    continue
+                if row["ended_at"] is None:
+                    skipped_open.append(row["id"])
+                elif last > now - PRUNE_ACTIVE_WITHIN_S:
+                    skipped_recent.append(row["id"])
+            deleted = store.prune(older_than, now=now)
+    if as_json:
+        print_json({"deleted": deleted, "skipped_open": skipped_open, "skipped_recent": skipped_recent})
         return
-    with store:
-        if not yes and not typer.confirm(f"Delete every session idle for more than {older_than:g} days?"):
-            raise typer.Exit(1)
-        deleted = store.prune(older_than)
-    typer.echo(f"pruned {len(deleted)} session{'s' if len(deleted) != 1 else ''}")
+    line = f"pruned {len(deleted)} session{'s' if len(deleted) != 1 else ''}"
+    if skipped_open:
+        line += f"; skipped {len(skipped_open)} open (never ended: a chat may be using them)"
+    if skipped_recent:
+        line += f"; skipped {len(skipped_recent)} active within the last hour"
+    typer.echo(line)
 
 
 @app.command("compress")
@@ -238,6 +319,7 @@ def compress(
     ctx: typer.Context,
     session_id: IdArg,
     focus: Annotated[Optional[str], typer.Option("--focus", help="Topic the summary should keep the most of.")] = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Compress a session now: it ends with 'compression' and a child continues it."""
     from ..agent.factory import build_agent
@@ -248,9 +330,15 @@ def compress(
     try:
         old = agent.session_id
         if not agent.compress(focus_topic=focus, manual=True):
-            typer.echo(f"{old}: not compressed: {agent.compress_note or 'the context engine left it as it was'}")
+            if as_json:
+                print_json({"session_id": old, "compressed": False, "child_session_id": None, "note": agent.compress_note})
+            else:
+                typer.echo(f"{old}: not compressed: {agent.compress_note or 'the context engine left it as it was'}")
             return
-        typer.echo(f"compressed {old} into {agent.session_id}: {agent.compress_note}")
+        if as_json:
+            print_json({"session_id": old, "compressed": True, "child_session_id": agent.session_id, "note": agent.compress_note})
+        else:
+            typer.echo(f"compressed {old} into {agent.session_id}: {agent.compress_note}")
     finally:
         agent.close()
 

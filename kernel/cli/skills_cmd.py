@@ -10,7 +10,7 @@ import typer
 from ..skills import SkillError, SkillsLibrary, install_skills, read_lock, remove_skill, scan_skill
 from ..skills.install import InstallPlan
 from ..skills.guard import TRUST_LEVELS
-from ._state import AppState, print_json, state
+from ._state import AppState, print_json, report, state
 
 __all__ = ["app"]
 
@@ -128,11 +128,11 @@ def install(
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Skill name.")]) -> None:
+def remove(ctx: typer.Context, name: Annotated[str, typer.Argument(help="Skill name.")], as_json: JsonFlag = False) -> None:
     """Delete a skill from HERMES_HOME/skills (bundled and external skills cannot be removed)."""
     app_state = state(ctx)
     path = remove_skill(app_state.home, name, config=app_state.config, host=app_state.host)
-    typer.echo(f"removed {name} ({path})")
+    report(as_json, f"removed {name} ({path})", {"removed": name, "path": str(path)})
 
 
 @app.command("audit")

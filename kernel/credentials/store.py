@@ -85,8 +85,17 @@ class AuthStore:
             return json.loads(json.dumps(self._cache[1])) if copy else self._cache[1]
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except ValueError:
-            raise HermesError(f"{self.path} is not valid JSON; fix it or remove it and re-add keys with `hermes auth add`") from None
+        except UnicodeDecodeError as exc:
+            from ..config import decode_error
+
+            raise decode_error(self.path, exc) from None
+        except json.JSONDecodeError as exc:
+            raise HermesError(
+                f"{self.path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+                "fix it or remove it and re-add keys with `hermes auth add`"
+            ) from None
+        except OSError as exc:
+            raise HermesError(f"cannot read {self.path}: {exc.strerror or exc}; check its permissions") from None
         if not isinstance(data, dict):
             raise HermesError(f"{self.path} must hold a JSON object")
         for section, default in _empty().items():

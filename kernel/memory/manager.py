@@ -16,6 +16,9 @@ from ..memory_provider import AGENT_CONTEXTS, MemoryProvider
 from ..tools import Tool, ToolContext
 from .worker import OrderedWorker
 
+# Seconds a session end waits for queued memory syncs.
+_SETTLE_TIMEOUT = 30.0
+
 __all__ = ["BUILTIN", "MEMORY_GROUP", "MEMORY_TOOLSET", "MemoryManager"]
 
 log = logging.getLogger(__name__)
@@ -292,6 +295,14 @@ class MemoryManager:
     @hookimpl
     def on_session_switch(self, old_session_id: str | None, new_session_id: str, reason: str) -> None:
         self.switch_session(new_session_id)
+
+    @hookimpl(tryfirst=True)
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]], reason: str) -> None:
+        # Before any provider hears the session ended, the last turn's queued
+        # sync_turn (and queue_prefetch) must have run: a provider that
+        # finalises at session end would otherwise lose that turn.
+        if not self._worker.wait_idle(_SETTLE_TIMEOUT):
+            log.warning("memory syncs still running when session %s ended", session_id)
 
     def sync_turn(
         self,

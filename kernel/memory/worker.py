@@ -42,6 +42,16 @@ class OrderedWorker:
             self._queue.put((job, label))
         return True
 
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for every job queued so far; True if they all ran."""
+        with self._lock:
+            if self._closed or self._thread is None:
+                return True
+        barrier = threading.Event()
+        if not self.submit(barrier.set, "barrier"):
+            return True
+        return barrier.wait(timeout)
+
     def _run(self) -> None:
         while True:
             item = self._queue.get()

@@ -423,6 +423,13 @@ def classify_exception(exc: BaseException, provider: str | None = None) -> Provi
         return ProviderError(
             "format_error", "the response could not be parsed", provider=provider, retryable=True
         )
+    if any(k in names for k in ("connecterror", "connectionrefused", "gaierror", "connecttimeout")):
+        # Nothing was sent: the address is wrong, the server is down or the network is.
+        cause = str(_exception_chain(exc)[-1]).strip()[:120] or "connection refused"
+        return ProviderError(
+            "server_error", f"could not connect to the model API ({cause}); check model.base_url and the network",
+            provider=provider,
+        )
     if any(k in names for k in ("connection", "protocol", "readerror", "closed", "network")):
         return ProviderError(
             "server_error", "the connection was dropped before the response completed", provider=provider

@@ -41,6 +41,7 @@ __all__ = [
     "WriteLock",
     "connect",
     "make_private",
+    "connect_readonly",
     "is_busy_error",
     "with_retries",
 ]
@@ -121,6 +122,28 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA synchronous = {synchronous}")
     return conn
+
+
+def connect_readonly(path: Path | str) -> sqlite3.Connection:
+    """A read-only connection, for a home that cannot be written (no -shm/-wal can be created).
+
+    ``mode=ro`` still needs the WAL index; when that cannot be created either,
+    ``immutable=1`` reads the main file as it is (committed, checkpointed data).
+    """
+    from urllib.parse import quote
+
+    last: sqlite3.Error | None = None
+    for flags in ("mode=ro", "immutable=1"):
+        uri = f"file:{quote(str(Path(path).resolve()))}?{flags}"
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            last = exc
+    assert last is not None
+    raise last
 
 
 class WriteLock:
@@ -241,9 +264,10 @@ class ReaderPool:
     WAL lets these readers run beside the one writer connection.
     """
 
-    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL", readonly: bool = False) -> None:
         self.path = path
         self.synchronous = synchronous
+        self.readonly = readonly  # a read-only home: connections that never create -wal/-shm
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
@@ -251,7 +275,7 @@ class ReaderPool:
     def get(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, synchronous=self.synchronous)
+            conn = connect_readonly(self.path) if self.readonly else connect(self.path, synchronous=self.synchronous)
             conn.execute("PRAGMA query_only = 1")
             self._local.conn = conn
             with self._guard:

@@ -24,7 +24,7 @@ from ..usage import CanonicalUsage, CostResult
 from . import compactions as _compactions
 from . import lineage as _lineage
 from .accounting import SessionUsage, read_usage, usage_update
-from .concurrency import CHECKPOINT_EVERY, ReaderPool, WriteLock, connect, with_retries
+from .concurrency import CHECKPOINT_EVERY, ReaderPool, WriteLock, connect, connect_readonly, with_retries
 from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
 from .schema import apply_migrations, migrations
@@ -52,6 +52,8 @@ T = TypeVar("T")
 
 #: ``store.synchronous`` values: what a commit survives (see docs/session-stores.md).
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+# `prune` never deletes a session active within this many seconds.
+PRUNE_ACTIVE_WITHIN_S = 3600.0
 
 SESSION_COLUMNS = (
     "id", "source", "model", "system_prompt", "parent_session_id", "started_at", "ended_at",
@@ -163,6 +165,8 @@ class SQLiteSessionStore(SessionStore):
 
     ``trigram=False`` creates a new database without the trigram index (search
     then falls back to LIKE for substrings); it does not drop an existing one.
+    ``readonly=True`` opens an existing file for reading only (a read-only
+    HERMES_HOME): no migrations, and every write fails.
     """
 
     def __init__(
@@ -172,13 +176,19 @@ class SQLiteSessionStore(SessionStore):
         trigram: bool = True,
         synchronous: str = "NORMAL",
         checkpoint_every: int = CHECKPOINT_EVERY,
+        readonly: bool = False,
     ) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.readonly = readonly
         self.checkpoint_every = checkpoint_every
         self._lock = WriteLock(self.path)
         self._mutex = threading.RLock()  # one connection, possibly several tool threads
         self._writes = 0
+        if readonly:
+            self.conn = connect_readonly(self.path)
+            self._readers = ReaderPool(self.path, readonly=True)
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.conn = connect(self.path, synchronous=synchronous)
         self._readers = ReaderPool(self.path, synchronous=synchronous)
         try:
@@ -353,8 +363,9 @@ class SQLiteSessionStore(SessionStore):
 
         def update(conn: sqlite3.Connection) -> None:
             now = time.time()
+            # A resumed session that ends again gets its new end time.
             cur = conn.execute(
-                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = ?, updated_at = ? WHERE id = ?",
+                "UPDATE sessions SET ended_at = ?, end_reason = ?, updated_at = ? WHERE id = ?",
                 (now, reason, now, session_id),
             )
             if cur.rowcount == 0:
@@ -460,10 +471,12 @@ class SQLiteSessionStore(SessionStore):
                 self._check_title_free(conn, clean, child_id)
             elif p_title:
                 clean = next_numbered_title(conn, p_title)
+            # A session that ended by compression keeps that reason: resume follows it to its child.
             conn.execute(
-                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), end_reason = ?, updated_at = ?, "
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), updated_at = ?, "
+                "end_reason = CASE WHEN end_reason = 'compression' THEN end_reason ELSE ? END, "
                 "compression_count = compression_count + ? WHERE id = ?",
-                (now, reason, now, 1 if reason == "compression" else 0, parent_id),
+                (now, now, reason, 1 if reason == "compression" else 0, parent_id),
             )
             conn.execute(
                 "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, "
@@ -494,7 +507,10 @@ class SQLiteSessionStore(SessionStore):
         """A child with the history copied; the parent ends with ``branched``. Returns the child's id.
 
         Without ``title`` the child is numbered after the parent (``Refactor auth #2``).
+        A session that ended by compression is branched from its chain's tip,
+        the session holding the live history.
         """
+        session_id = self._read(lambda c: _lineage.compression_tip(c, session_id))
         return self._child(
             session_id, "branched", title=title, copy_messages=True, source=source, system_prompt=None, messages=None
         )
@@ -622,18 +638,22 @@ class SQLiteSessionStore(SessionStore):
         self._write(delete)
 
     def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
-        """Delete sessions idle for more than ``older_than_days``; returns their ids.
+        """Delete ended sessions idle for more than ``older_than_days``; returns their ids.
 
-        Deletes in small batches so other writers are never held up for long.
+        An open session (a chat may be using it) and one active within the
+        last hour are never deleted. Deletes in small batches so other writers
+        are never held up for long.
         """
         if older_than_days < 0:
             raise HermesError("--older-than must be zero or more days")
-        cutoff = (now if now is not None else time.time()) - older_than_days * 86400
+        now = now if now is not None else time.time()
+        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
         deleted: list[str] = []
         while True:
             def batch(conn: sqlite3.Connection) -> list[str]:
                 ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE coalesce(updated_at, ended_at, started_at) < ? LIMIT 20", (cutoff,)
+                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
+                    "AND coalesce(updated_at, ended_at, started_at) < ? LIMIT 20", (cutoff,)
                 )]  # fmt: skip
                 return [sid for sid in ids if self._delete(conn, sid)]
 

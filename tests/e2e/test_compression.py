@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from hermes.kernel.testing import FakeModelServer, Reply, ScriptedUsage, ToolCall
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
@@ -60,7 +62,11 @@ def test_sessions_compress_with_a_focus_rotates_the_session(fake_model_server: F
 
 
 def test_unknown_context_engine_names_the_installed_ones(fake_model_server: FakeModelServer, tmp_path, hermes) -> None:
-    assert hermes("config", "set", "context.engine", "nope").returncode == 0
+    refused = hermes("config", "set", "context.engine", "nope")
+    assert refused.returncode == 2 and "available" not in refused.stderr and "installed: compressor, masking" in refused.stderr
+    home = Path(os.environ["HERMES_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text("context:\n  engine: nope\n")  # written by hand, or uninstalled since
     result = hermes_chat("-q", "hi", env=chat_env(fake_model_server), cwd=tmp_path)
     assert result.returncode == 1
     (line,) = result.stderr.strip().splitlines()

@@ -95,6 +95,8 @@ def test_show_branch_export_delete(hermes, ids, tmp_path: Path) -> None:
 
 
 def test_prune(hermes, ids, store_backend) -> None:
+    with store_backend.open() as store:
+        store.end_session(ids["api"], "user_exit")  # prune never deletes an open session
     store_backend.rows("UPDATE sessions SET updated_at = 0 WHERE id = ?", (ids["api"],))
     result = hermes("sessions", "prune", "--older-than", "30", "--yes")
     assert result.returncode == 0, result.stderr

@@ -68,9 +68,11 @@ def test_top_level_must_be_a_mapping(home: HermesHome) -> None:
 
 
 def test_plugins_disabled_must_be_a_list(home: HermesHome) -> None:
-    home.config_path.write_text("plugins:\n  disabled: hello\n")
-    with pytest.raises(ConfigError, match="plugins.disabled must be a list"):
+    home.config_path.write_text("config_version: 1\nplugins:\n  disabled: {a: 1}\n")
+    with pytest.raises(ConfigError, match="plugins.disabled: .* is not allowed; use a list"):
         load_config(home, environ={}).disabled_plugins
+    home.config_path.write_text("plugins:\n  disabled: hello, other\n")  # a v0 file: names become a list
+    assert load_config(home, environ={}).disabled_plugins == ["hello", "other"]
 
 
 def test_dotenv_parsing(tmp_path: Path) -> None:

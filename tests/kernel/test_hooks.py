@@ -137,6 +137,30 @@ def test_hook_register_commands() -> None:
     assert [f.hook for f in host.hook_failures] == ["register_commands"]
 
 
+def test_hook_config_keys() -> None:
+    import pytest
+
+    from hermes.kernel import ConfigError, ConfigKey
+    from hermes.kernel.config_schema import ConfigSchema
+
+    class Keys:
+        @hookimpl
+        def config_keys(self):
+            return [
+                ConfigKey("mcp.servers", "map", {}, "MCP servers by name."),
+                ConfigKey("mcp.servers.*.command", "str", "", "Command that starts one server."),
+                ConfigKey("mcp.servers.*.timeout", "float", 30.0, "Seconds per call.", min=1),
+                ConfigKey("agent.max_iterations", "str", "x", "a plugin cannot redefine a kernel key"),
+            ]
+
+    schema = ConfigSchema.from_host(make_host(Keys(), Boom()))
+    assert schema.find("mcp.servers.github.command").description == "Command that starts one server."
+    assert schema.find("agent.max_iterations").type == "int"
+    with pytest.raises(ConfigError, match=r"mcp.servers.gh.timeout: 0 is not allowed; use a number of at least 1"):
+        schema.validate({"mcp": {"servers": {"gh": {"command": "x", "timeout": 0}}}})
+    assert schema.unknown({"mcp": {"servers": {"gh": {"comand": "x"}}}}) == ["mcp.servers.gh.comand"]
+
+
 def test_hook_on_memory_write() -> None:
     written = []
 

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from hermes.kernel import ContextEngine
+from hermes.kernel import ConfigKey, ContextEngine
 
 __all__ = ["WindowEngine"]
 
@@ -21,6 +21,7 @@ class WindowEngine(ContextEngine):
     """A sliding window over whole user turns, with no model calls."""
 
     name = "window"
+    config_keys = (ConfigKey("window.keep_turns", "int", 4, "User turns the window keeps whole.", min=1),)
 
     def update_model(self, model: str, context_length: int) -> None:
         super().update_model(model, context_length)

@@ -18,7 +18,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from hermes.kernel import MemoryProvider, hookimpl
+from hermes.kernel import ConfigKey, MemoryProvider, hookimpl
 
 __all__ = ["SqliteMemoryProvider"]
 
@@ -59,6 +59,9 @@ class SqliteMemoryProvider(MemoryProvider):
     """Past turns in ``HERMES_HOME/memory-sqlite.db``, recalled by FTS5 match."""
 
     name = "sqlite"
+    config_keys = (
+        ConfigKey("memory_sqlite.max_results", "int", 3, "Past turns recalled per message.", min=1, max=50),
+    )
 
     def __init__(self) -> None:
         self.path: Path | None = None

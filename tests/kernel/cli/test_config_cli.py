@@ -16,7 +16,7 @@ def test_set_get_show_path(hermes, hermes_home: Path) -> None:
     assert "agent.max_iterations = 40" in result.stdout
     assert hermes("config", "get", "agent.max_iterations").stdout == "40\n"
     assert hermes("config", "get", "agent.max_iterations", "--json").stdout == "40\n"
-    assert yaml.safe_load((hermes_home / "config.yaml").read_text()) == {"agent": {"max_iterations": 40}}
+    assert yaml.safe_load((hermes_home / "config.yaml").read_text()) == {"config_version": 1, "agent": {"max_iterations": 40}}
     assert stat.S_IMODE(os.stat(hermes_home / "config.yaml").st_mode) == 0o600
     assert hermes("config", "path").stdout.strip() == str(hermes_home / "config.yaml")
     shown = json.loads(hermes("config", "show", "--json").stdout)
@@ -41,7 +41,7 @@ def test_secrets_go_to_dotenv_and_are_masked(hermes, hermes_home: Path) -> None:
     assert got.stdout.strip() == "****"  # the (empty) real environment wins over .env
     got = hermes("config", "get", "OPENAI_API_KEY")
     assert secret not in got.stdout and got.stdout.strip() == "sk-t...fXYZ"
-    hermes("config", "set", "model.api_key", secret)
+    assert hermes("config", "set", "credentials.openai", f"[{secret}]").returncode == 0
     shown = hermes("config", "show")
     assert secret not in shown.stdout and "sk-t...fXYZ" in shown.stdout
 

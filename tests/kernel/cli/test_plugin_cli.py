@@ -77,7 +77,7 @@ def test_unknown_plugin_name_is_one_clear_line(hermes, wave_plugin) -> None:
 def test_broken_plugin_shows_in_list_and_doctor_and_does_not_stop_hermes(hermes, fake_dists) -> None:
     fake_dists.add("hermes-broken", {"hermes.plugins": {"broken": "hermes_broken"}}, {"hermes_broken": "raise RuntimeError('kaput')\n"})
     fake_dists.add("hermes-badtool", {"hermes.tools": {"bad": "hermes_badtool:T"}}, {"hermes_badtool": "import nope_nope\n"})
-    env = {"HERMES_LOAD_PLUGINS": "hermes-broken,hermes-badtool"}
+    env = {"HERMES_LOAD_PLUGINS": "hermes-broken,hermes-badtool", "OPENAI_API_KEY": "sk-test"}
     assert hermes("config", "path", env=env).returncode == 0  # still runs
     rows = {r["name"]: r for r in json.loads(hermes("plugin", "list", "--json", env=env).stdout)}
     assert rows["broken"]["error"] == "RuntimeError: kaput"
@@ -91,7 +91,7 @@ def test_broken_plugin_shows_in_list_and_doctor_and_does_not_stop_hermes(hermes,
 
 
 def test_doctor_reports_home_profile_and_config(hermes, hermes_home) -> None:
-    result = hermes("doctor")
+    result = hermes("doctor", env={"OPENAI_API_KEY": "sk-test"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert str(hermes_home) in result.stdout and "profile default" in result.stdout
     assert "not created yet" in result.stdout and "everything looks fine" in result.stdout

@@ -53,7 +53,10 @@ def test_off_and_on(hermes_home: Path) -> None:
 
 
 def test_unknown_provider_is_one_clear_line(hermes, hermes_home: Path) -> None:
-    assert hermes("config", "set", "memory.provider", "nope").returncode == 0
+    refused = hermes("config", "set", "memory.provider", "nope")
+    assert refused.returncode == 2 and "no hermes.memory_providers plugin named 'nope'" in refused.stderr
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    (hermes_home / "config.yaml").write_text("memory:\n  provider: nope\n")  # written by hand, or uninstalled since
     result = hermes("memory", "status")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: no 'hermes.memory_providers' plugin named 'nope'; available: builtin")
