@@ -99,7 +99,8 @@ class ConfigKey:
         if converted is _BAD:
             name = key or self.key
             fix = f"; fix it with `hermes config set {name} VALUE`" if where and hint else ""
-            raise ConfigError(f"{where}{name}: {_show(value)} is not allowed; use {self.allowed()}{fix}")
+            shown = "the value given" if _secret_key(name) else _show(value)  # never echo a key back
+            raise ConfigError(f"{where}{name}: {shown} is not allowed; use {self.allowed()}{fix}")
         return converted
 
 
@@ -114,6 +115,13 @@ def _range_text(low: float | None, high: float | None) -> str:
     if high is not None:
         return f" of at most {high:g}"
     return ""
+
+
+def _secret_key(key: str) -> bool:
+    from .redact import is_secret_key
+
+    parts = key.split(".")
+    return parts[0] == "credentials" or any(is_secret_key(part) for part in parts)
 
 
 def _show(value: Any) -> str:
@@ -192,8 +200,8 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("retries.max_delay", "float", 30.0, "Longest delay between two retries, in seconds.", min=0),
     _k("retries.max_retry_after", "float", 60.0, "Longest Retry-After the client waits for before failing over.", min=0),
     _k("credentials", "map", {}, "API keys per provider: credentials.<provider>: [key or {key, label}]."),
-    _k("credentials.*", "list", [], "Keys of one provider: a list of keys or {key, label} mappings.", item="any"),
-    _k("credential_pool.rate_limit_cooldown", "float", 3600, "Seconds a key rests after a rate limit without a reset time.", min=0),
+    _k("credentials.*", "any", [], "Keys of one provider: a key, a {key, label} mapping, or a list of either."),
+    _k("credential_pool.rate_limit_cooldown", "float", 60, "Seconds a key rests after a rate limit without a reset time.", min=0),
     _k("credential_pool.billing_cooldown", "float", 3600, "Seconds a key rests after a billing or quota error.", min=0),
     _k("credential_pool.auth_cooldown", "float", 300, "Seconds a key rests after it was refused as invalid.", min=0),
     _k("credential_pool.lease_ttl", "float", 900, "Seconds a key lease lasts before another process may take it.", min=1),

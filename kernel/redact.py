@@ -71,7 +71,7 @@ def mask_secrets(data: Any, key: str = "", *, _secret: bool = False) -> Any:
     leaf = key.rsplit(".", 1)[-1]
     secret = _secret or key.split(".", 1)[0] in _SECRET_SECTIONS
     if isinstance(data, Mapping):
-        inside = secret or leaf in _SECRET_MAPPINGS or is_secret_key(leaf)
+        inside = secret or leaf in _SECRET_MAPPINGS
         return {k: mask_secrets(v, f"{key}.{k}" if key else str(k), _secret=inside) for k, v in data.items()}
     if isinstance(data, list):
         return [mask_secrets(v, key, _secret=secret) for v in data]

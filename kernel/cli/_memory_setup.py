@@ -131,7 +131,7 @@ def _provider_step(name: str, step: str, call: Any, state: str) -> None:
         raise HermesError(f"memory provider {name!r}: {step} failed: {type(exc).__name__}: {text}; {state}") from None
 
 
-def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str], activate: bool) -> None:
+def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str], activate: bool, as_json: bool = False) -> None:
     """Set up memory provider ``name`` (see the module docstring)."""
     obj = host.driver(MEMORY_GROUP, name)  # unknown names fail here, naming what exists
     provider = obj() if isinstance(obj, type) else obj
@@ -152,6 +152,11 @@ def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str]
         set_config_value(home.config_path, "memory.provider", name)
     saved = [f"{len(secrets)} secret(s) in {home.env_path}" if secrets else "", f"{len(settings)} setting(s)" if settings else ""]
     summary = " and ".join(s for s in saved if s) or "no settings needed"
+    if as_json:
+        from ._state import print_json
+
+        print_json({"provider": name, "secrets": sorted(secrets), "settings": sorted(settings), "activated": activate})
+        return
     typer.echo(f"memory provider {name} is set up: {summary}.")
     if activate:
         typer.echo(f"memory.provider is now {name}; `hermes memory status` shows it.")

@@ -15,7 +15,7 @@ import typer
 from ..config import read_config_file
 from ..errors import HermesError
 from ..home import atomic_write
-from ._state import AppState, fail, print_json, print_table, state
+from ._state import AppState, fail, print_json, print_table, report, state
 
 __all__ = ["app"]
 
@@ -79,6 +79,7 @@ def add(
     transport: Annotated[Optional[str], typer.Option("--transport", help="http (default for --url) or sse.")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds per call.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace a server of the same name.")] = False,
+    as_json: JsonFlag = False,
 ) -> None:
     """Add a server: `hermes mcp add NAME -- COMMAND ARGS...` or `hermes mcp add NAME --url URL`."""
     app_state = state(ctx)
@@ -114,7 +115,10 @@ def add(
         servers[name] = entry
 
     _edit(app_state, change)
-    typer.echo(f"added MCP server {name!r}; check it with `hermes mcp test {name}`")
+    from ..redact import mask_secrets
+
+    report(as_json, f"added MCP server {name!r}; check it with `hermes mcp test {name}`",
+           {"added": name, "server": mask_secrets(entry, f"mcp.servers.{name}")})
 
 
 def _require(admin: Any, name: str) -> Any:
@@ -179,7 +183,7 @@ def test(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: NameArg) -> None:
+def remove(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
     """Remove a server from config.yaml."""
 
     def change(servers: dict[str, Any]) -> None:
@@ -188,26 +192,26 @@ def remove(ctx: typer.Context, name: NameArg) -> None:
         del servers[name]
 
     _edit(state(ctx), change)
-    typer.echo(f"removed MCP server {name!r}")
+    report(as_json, f"removed MCP server {name!r}", {"removed": name})
 
 
-def _set_enabled(ctx: typer.Context, name: str, enabled: bool) -> None:
+def _set_enabled(ctx: typer.Context, name: str, enabled: bool, as_json: bool) -> None:
     def change(servers: dict[str, Any]) -> None:
         if not isinstance(servers.get(name), dict):
             fail(f"no MCP server named {name!r} (configured: {', '.join(servers) or 'none'})")
         servers[name]["enabled"] = enabled
 
     _edit(state(ctx), change)
-    typer.echo(f"MCP server {name!r} {'enabled' if enabled else 'disabled'}")
+    report(as_json, f"MCP server {name!r} {'enabled' if enabled else 'disabled'}", {"server": name, "enabled": enabled})
 
 
 @app.command("enable")
-def enable(ctx: typer.Context, name: NameArg) -> None:
+def enable(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
     """Use a disabled server again."""
-    _set_enabled(ctx, name, True)
+    _set_enabled(ctx, name, True, as_json)
 
 
 @app.command("disable")
-def disable(ctx: typer.Context, name: NameArg) -> None:
+def disable(ctx: typer.Context, name: NameArg, as_json: JsonFlag = False) -> None:
     """Keep a server configured but do not start it."""
-    _set_enabled(ctx, name, False)
+    _set_enabled(ctx, name, False, as_json)

@@ -99,11 +99,12 @@ def setup(
         Optional[list[str]], typer.Option("--set", help="KEY=VALUE for a setting, instead of being asked (repeatable).")
     ] = None,
     activate: Annotated[bool, typer.Option("--activate/--no-activate", help="Also make it memory.provider.")] = True,
+    as_json: JsonFlag = False,
 ) -> None:
     """Ask for a provider's settings: secrets go to .env, the rest to the provider's save_config, then post_setup."""
     from ._memory_setup import run_setup
 
     app_state = state(ctx)
     app_state.config  # a broken config.yaml is reported before any question
-    run_setup(app_state.host, app_state.home.ensure(), name, given=values or [], activate=activate)
+    run_setup(app_state.host, app_state.home.ensure(), name, given=values or [], activate=activate, as_json=as_json)
     app_state.reset_config()

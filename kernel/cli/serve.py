@@ -48,6 +48,7 @@ def key_add(
     name: Annotated[str, typer.Argument(help="A name for the key (who or what uses it).")],
     rpm: Annotated[Optional[int], typer.Option("--rpm", help="Requests per minute (0: unlimited).")] = None,
     cost_per_day: Annotated[Optional[float], typer.Option("--cost-per-day", help="US dollars a day (0: unlimited).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Create a key; it is printed once and stored only as a hash."""
     from ..serve.keys import add_key
@@ -56,6 +57,9 @@ def key_add(
     app_state.config
     app_state.home.ensure()
     plain = add_key(app_state.home.config_path, name, requests_per_minute=rpm, cost_per_day=cost_per_day)
+    if as_json:
+        print_json({"name": name, "key": plain, "requests_per_minute": rpm, "cost_per_day": cost_per_day})
+        return
     typer.echo(plain)
     typer.echo(f"key {name!r} created; it is shown only now. Clients send it as 'Authorization: Bearer <key>'.", err=True)
 
@@ -86,6 +90,7 @@ def key_list(
 def key_revoke(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The key's name (see `hermes serve key list`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Revoke a key: running servers refuse it (and its dashboard cookie) from the next request."""
     from ..serve.keys import revoke_key
@@ -93,4 +98,7 @@ def key_revoke(
     app_state = state(ctx)
     app_state.config
     revoke_key(app_state.home.config_path, name)
+    if as_json:
+        print_json({"revoked": name})
+        return
     typer.echo(f"key {name!r} revoked")

@@ -147,18 +147,20 @@ def test_hook_config_keys() -> None:
         @hookimpl
         def config_keys(self):
             return [
-                ConfigKey("mcp.servers", "map", {}, "MCP servers by name."),
-                ConfigKey("mcp.servers.*.command", "str", "", "Command that starts one server."),
-                ConfigKey("mcp.servers.*.timeout", "float", 30.0, "Seconds per call.", min=1),
+                ConfigKey("relay.targets", "map", {}, "Relay targets by name."),
+                ConfigKey("relay.targets.*.command", "str", "", "Command that starts one server."),
+                ConfigKey("relay.targets.*.timeout", "float", 30.0, "Seconds per call.", min=1),
                 ConfigKey("agent.max_iterations", "str", "x", "a plugin cannot redefine a kernel key"),
+                ConfigKey("mcp.servers.*.command", "int", 0, "nor a kernel key below a wildcard"),
             ]
 
     schema = ConfigSchema.from_host(make_host(Keys(), Boom()))
-    assert schema.find("mcp.servers.github.command").description == "Command that starts one server."
+    assert schema.find("relay.targets.github.command").description == "Command that starts one server."
     assert schema.find("agent.max_iterations").type == "int"
-    with pytest.raises(ConfigError, match=r"mcp.servers.gh.timeout: 0 is not allowed; use a number of at least 1"):
-        schema.validate({"mcp": {"servers": {"gh": {"command": "x", "timeout": 0}}}})
-    assert schema.unknown({"mcp": {"servers": {"gh": {"comand": "x"}}}}) == ["mcp.servers.gh.comand"]
+    assert schema.find("mcp.servers.github.command").type == "str"
+    with pytest.raises(ConfigError, match=r"relay.targets.gh.timeout: 0 is not allowed; use a number of at least 1"):
+        schema.validate({"relay": {"targets": {"gh": {"command": "x", "timeout": 0}}}})
+    assert schema.unknown({"relay": {"targets": {"gh": {"comand": "x"}}}}) == ["relay.targets.gh.comand"]
 
 
 def test_hook_on_memory_write() -> None:
