@@ -175,7 +175,11 @@ def _convert(spec: ConfigKey, value: Any) -> Any:
     elif kind == "map":
         return dict(value) if isinstance(value, Mapping) else _BAD
     if spec.choices and value not in spec.choices:
-        return _BAD
+        # Text choices match whatever the case (full -> FULL), stored as the schema spells them.
+        folded = {c.lower(): c for c in spec.choices if isinstance(c, str)}
+        if not (isinstance(value, str) and value.lower() in folded):
+            return _BAD
+        value = folded[value.lower()]
     return value
 
 
@@ -254,7 +258,7 @@ SCHEMA: tuple[ConfigKey, ...] = (
        plugin_group="hermes.session_stores"),
     _k("store.url", "str", None, "Where sessions live: empty for state.db, a path, sqlite:///path or postgresql://...", nullable=True),
     _k("store.synchronous", "str", "NORMAL", "SQLite durability: NORMAL survives a crash, FULL or EXTRA power loss too.",
-       choices=("OFF", "NORMAL", "FULL", "EXTRA", "off", "normal", "full", "extra")),
+       choices=("OFF", "NORMAL", "FULL", "EXTRA")),
     _k("store.pool_size", "int", 4, "PostgreSQL connections per process.", min=1, max=1000),
     _k("mcp.timeout", "float", 120.0, "Seconds one MCP tool call may take, unless the server sets its own.", min=0.001),
     _k("mcp.connect_timeout", "float", 30.0, "Seconds an MCP server may take to start and list its tools.", min=0.001),

@@ -105,7 +105,7 @@ def test_migrate_back_to_a_file(hermes, local, postgres_url: str, tmp_path: Path
         (["sessions", "list"], {"HERMES_STORE__BACKEND": "postgresql"}, "set HERMES_STORE_URL=postgresql://"),
         (["sessions", "list"], {"HERMES_STORE__BACKEND": "postgresql", "HERMES_STORE_URL": "sqlite:///x.db"},
          "store.backend is 'postgresql' but store.url is a sqlite:// URL"),
-        (["sessions", "list"], {"HERMES_STORE__SYNCHRONOUS": "FAST"}, "store.synchronous must be one of OFF, NORMAL, FULL, EXTRA"),
+        (["sessions", "list"], {"HERMES_STORE__SYNCHRONOUS": "FAST"}, "store.synchronous: 'FAST' is not allowed; use one of OFF, NORMAL, FULL, EXTRA"),
         (["sessions", "list"], {"HERMES_STORE_URL": "postgresql://hermes:sekret@/nodb?host=/nonexistent"},
          "postgresql://hermes:***@/nodb"),
     ],
@@ -120,7 +120,7 @@ def test_store_mistakes_get_one_line_and_lose_nothing(hermes, local, hermes_home
 
 
 def test_doctor_reports_the_store(hermes, local, postgres_url: str) -> None:
-    ok = hermes("doctor", "--json", env={"HERMES_STORE_URL": postgres_url})
+    ok = hermes("doctor", "--json", env={"HERMES_STORE_URL": postgres_url, "OPENAI_API_KEY": "sk-doctor-test"})
     assert ok.returncode == 0, ok.stdout
     checks = {c["name"]: c for c in json.loads(ok.stdout)["store"]}
     assert checks["connectivity"]["ok"] and checks["migrations"]["detail"] == "up to date"
