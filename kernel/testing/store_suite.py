@@ -226,10 +226,26 @@ class SessionStoreConformance:
         assert store.search("gone") == []
         with pytest.raises(SessionNotFoundError):
             store.delete_session(b)
-        assert set(store.prune(0, now=10**12)) == {a, c}
+        assert store.prune(0) == []  # nothing active within the last hour
+        assert store.prune(0, now=10**12) == [a]  # a ended by branching; c is open, so it stays
+        store.end_session(c, "user_exit")
+        assert store.prune(0, now=10**12) == [c]
         assert store.counts() == {"sessions": 0, "messages": 0}
         with pytest.raises(HermesError):
             store.prune(-1)
+
+    def test_ending_again_moves_ended_at_and_a_compressed_session_branches_from_its_tip(self, store: SessionStore) -> None:
+        a = store.create_session()
+        store.end_session(a, "user_exit")
+        first = store.get_session(a)["ended_at"]
+        store.end_session(a, "resumed_other")
+        assert store.get_session(a)["ended_at"] >= first and store.get_session(a)["end_reason"] == "resumed_other"
+        root = store.create_session()
+        store.append_message(root, {"role": "user", "content": "old"})
+        tip = store.compression_child(root, system_prompt="s", messages=[{"role": "user", "content": "summary"}])
+        branched = store.branch(root)
+        assert store.get_session(root)["end_reason"] == "compression"  # branching keeps the reason
+        assert store.get_session(branched)["parent_session_id"] == tip
 
     # -- usage ---------------------------------------------------------------------
 

@@ -145,7 +145,7 @@ def test_compression_and_session_switches_reach_a_hermes_provider_translated(
     for i in range(turns + 3):  # spare replies: the summary request takes one too
         fake_model_server.reply(f"answer {i} " + "detail " * 60)
     asked = "".join(f"step {i} of the rollout plan\n" for i in range(turns))
-    small = {"HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05"}
+    small = {"HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"}
     repl = run("chat", input=f"{asked}/compress\n/new\nand again\n/exit\n", extra=small)
     assert repl.returncode == 0, repl.stderr
     assert "compacted context" in repl.stderr, repl.stderr
@@ -273,7 +273,7 @@ def test_fault_table_a_broken_or_failing_provider_costs_one_line_and_nothing_els
     env = {"HERMES_LOAD_PLUGINS": "broken,faulty"}
 
     # A selected provider that cannot even be imported: one line naming it and why; nothing is sent.
-    assert run("config", "set", "memory.provider", "broken").returncode == 0
+    assert run("config", "set", "memory.provider", "broken", extra=env).returncode == 0
     broken = run("chat", "-q", "hello", extra=env)
     assert broken.returncode != 0 and "Traceback" not in broken.stderr
     (line,) = [x for x in broken.stderr.splitlines() if x.startswith("error:")]

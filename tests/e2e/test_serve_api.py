@@ -288,10 +288,13 @@ def test_start_up_mistakes_are_one_line(hermes, hermes_home: Path) -> None:
     hermes_home.mkdir(parents=True, exist_ok=True)
     (hermes_home / "config.yaml").write_text("serve:\n  approvals: ask\n")
     bad = hermes("serve", "--port", "0")
+    config_path = hermes_home / "config.yaml"
     assert bad.returncode != 0 and bad.stderr.strip().splitlines() == [
-        "error: serve.approvals must be one of refuse, allow-list, got 'ask'"
+        f"error: {config_path}: serve.approvals: 'ask' is not allowed; use one of refuse, allow-list; "
+        "fix it with `hermes config set serve.approvals VALUE`"
     ]
-    assert hermes("serve", "key", "list").returncode == 0  # the key commands still work to fix things
+    assert hermes("config", "set", "serve.approvals", "refuse").returncode == 0  # the fix it names works
+    assert hermes("serve", "key", "list").returncode == 0
 
 
 def test_a_failing_model_is_a_502_without_secrets_and_a_stream_error_event(serve, fake_model_server: FakeModelServer) -> None:

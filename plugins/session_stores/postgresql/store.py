@@ -31,7 +31,9 @@ from hermes.kernel.store import (
 )
 from hermes.kernel.store.accounting import TOKEN_BUCKETS, USAGE_COLUMNS, combine_cost_status, summarize_usage
 from hermes.kernel.store.opening import redact_url
-from hermes.kernel.store.session_store import MESSAGE_COLUMNS, SESSION_COLUMNS, chat_row, decode_message, message_row
+from hermes.kernel.store.session_store import (
+    MESSAGE_COLUMNS, PRUNE_ACTIVE_WITHIN_S, SESSION_COLUMNS, chat_row, decode_message, message_row,
+)
 from hermes.kernel.store.titles import base_title, escape_like, next_title_among
 
 from . import schema
@@ -221,7 +223,8 @@ class PostgresSessionStore(SessionStore):
         def update(conn: Any) -> None:
             now = time.time()
             cur = conn.execute(
-                "UPDATE sessions SET ended_at = coalesce(ended_at, %s), end_reason = %s, updated_at = %s WHERE id = %s",
+                # A resumed session that ends again gets its new end time.
+                "UPDATE sessions SET ended_at = %s, end_reason = %s, updated_at = %s WHERE id = %s",
                 (now, reason, now, session_id),
             )
             if cur.rowcount == 0:
@@ -318,9 +321,11 @@ class PostgresSessionStore(SessionStore):
                 ).fetchall()
                 new_title = next_title_among(p_title, [r[0] for r in existing])
             conn.execute(
-                "UPDATE sessions SET ended_at = coalesce(ended_at, %s), end_reason = %s, updated_at = %s, "
+                # A session that ended by compression keeps that reason: resume follows it to its child.
+                "UPDATE sessions SET ended_at = coalesce(ended_at, %s), updated_at = %s, "
+                "end_reason = CASE WHEN end_reason = 'compression' THEN end_reason ELSE %s END, "
                 "compression_count = compression_count + %s WHERE id = %s",
-                (now, reason, now, 1 if reason == "compression" else 0, parent_id),
+                (now, now, reason, 1 if reason == "compression" else 0, parent_id),
             )
             conn.execute(
                 "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at) "
@@ -349,6 +354,8 @@ class PostgresSessionStore(SessionStore):
         return child_id
 
     def branch(self, session_id: str, *, title: str | None = None, source: str | None = None) -> str:
+        # A session that ended by compression is branched from its chain's tip (the live history).
+        session_id = self._read(lambda c: _compression_tip(c, session_id))
         return self._child(
             session_id, "branched", title=title, copy_messages=True, source=source, system_prompt=None, messages=None
         )
@@ -456,12 +463,15 @@ class PostgresSessionStore(SessionStore):
     def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
         if older_than_days < 0:
             raise HermesError("--older-than must be zero or more days")
-        cutoff = (now if now is not None else time.time()) - older_than_days * 86400
+        now = now if now is not None else time.time()
+        # Never an open session (a chat may be using it), nor one active within the last hour.
+        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
         deleted: list[str] = []
         while True:
             def batch(conn: Any) -> list[str]:
                 ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE coalesce(updated_at, ended_at, started_at) < %s LIMIT 20", (cutoff,)
+                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
+                    "AND coalesce(updated_at, ended_at, started_at) < %s LIMIT 20", (cutoff,)
                 )]  # fmt: skip
                 return [sid for sid in ids if _delete(conn, sid)]
 
