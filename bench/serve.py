@@ -63,7 +63,9 @@ def _serve_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict[str
     env = {**os.environ, "HERMES_HOME": str(folder / "serve-home"), "HERMES_LOAD_PLUGINS": "",
            "OPENAI_API_KEY": "sk-bench", "OPENAI_BASE_URL": fake.openai_base_url, "HERMES_MODEL__NAME": "bench-model",
            "HERMES_SERVE__MAX_CONCURRENT": str(sessions), "HERMES_SERVE__MAX_QUEUE": str(sessions),
-           "HERMES_SERVE__WORKSPACE": str(folder / "workspace")}  # fmt: skip
+           "HERMES_SERVE__WORKSPACE": str(folder / "workspace"),
+           # A title call is one more model request per session; both sides measure turns only.
+           "HERMES_SESSIONS__AUTO_TITLE": "false"}  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-m", "hermes.kernel", "serve", "--port", "0"], env=env,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stderr is not None
@@ -143,7 +145,7 @@ def _inprocess_phase(fake: Any, folder: Path, sessions: int, turns: int) -> dict
     home.ensure()
     saved = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     os.environ.update(OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=fake.openai_base_url)
-    config = load_config(home, environ={"HERMES_MODEL__NAME": "bench-model"})
+    config = load_config(home, environ={"HERMES_MODEL__NAME": "bench-model", "HERMES_SESSIONS__AUTO_TITLE": "false"})
     latencies: list[float] = []
     first: list[float] = []
     later: list[float] = []
