@@ -277,6 +277,6 @@ def test_empty_completion_is_returned_for_the_loop_to_judge(fake_model_server: F
 
 def test_anthropic_1m_tier_sends_the_beta_flag_and_the_plain_model(fake_model_server: FakeModelServer) -> None:
     provider, _ = make(fake_model_server, "anthropic")
-    provider.complete(ModelRequest(model="claude-sonnet-4-5[1m]", messages=[{"role": "user", "content": "hi"}]))
+    provider.complete(ModelRequest(model="claude-future-9[1m]", messages=[{"role": "user", "content": "hi"}]))
     sent = fake_model_server.requests[-1]
-    assert sent.body["model"] == "claude-sonnet-4-5" and "context-1m" in sent.headers["anthropic-beta"]
+    assert sent.body["model"] == "claude-future-9" and "context-1m" in sent.headers["anthropic-beta"]
