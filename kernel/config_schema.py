@@ -198,6 +198,7 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("model.timeout", "float", 600.0, "Seconds one model request may take.", min=1),
     _k("model.prompt_caching", "bool", True, "Mark the stable prompt prefix for the provider's prompt cache."),
     _k("model.context_length", "int", None, "Context window in tokens; null: looked up from the model name.", min=1024, nullable=True),
+    _k("model.max_output", "int", None, "Most output tokens the model allows; null: looked up like the window.", min=1, nullable=True),
     _k("fallback_providers", "list", [], "Routes tried in order when the main model fails: [{provider, model, base_url}].", item="map"),
     _k("retries.max_attempts", "int", 3, "Attempts per model request before the turn fails.", min=1, max=20),
     _k("retries.base_delay", "float", 1.0, "First retry delay in seconds (doubled each time, with jitter).", min=0),
