@@ -216,7 +216,7 @@ class SessionStoreConformance:
             {"role": "tool", "content": "x", "tool_call_id": "c1", "tool_name": "read_file"},
         ]
 
-    def test_markers_are_stored_copied_and_imported(self, store: SessionStore) -> None:
+    def test_markers_survive_storage_copies_imports_and_resume(self, store: SessionStore) -> None:
         # Engines find their handoff note by its marker, never by its text (see MARKER_KEY).
         sid = store.create_session(title="Marked")
         note = {"role": "user", "content": "[CONTEXT HANDOFF] the note", "marker": "handoff"}
@@ -226,6 +226,10 @@ class SessionStoreConformance:
         assert [m["marker"] for m in store.get_messages(branch)] == ["handoff", None]
         child = store.compression_child(branch, [{**note, "content": "newer note"}, {"role": "user", "content": "go on"}])
         assert [m["marker"] for m in store.get_messages(child)] == ["handoff", None]
+        # A resume (one read, straight to chat messages) keeps the marker too.
+        assert store.resume(sid).messages == [note, {"role": "assistant", "content": "plain"}]
+        assert store.resume(branch).messages[0] == {**note, "content": "newer note"}  # the compression tip
+        assert [m.get("marker") for m in store.resume(branch, follow_compression=False).messages] == ["handoff", None]
         session = store.get_session(sid)
         copy = {**session, "id": "20990101_000000_00000a", "title": "Marked copy", "parent_session_id": None}
         assert store.import_sessions([(copy, store.get_messages(sid))]).imported == [copy["id"]]

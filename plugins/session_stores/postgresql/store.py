@@ -32,7 +32,14 @@ from hermes.kernel.store import (
 from hermes.kernel.store.accounting import TOKEN_BUCKETS, USAGE_COLUMNS, combine_cost_status, summarize_usage
 from hermes.kernel.store.compactions import COMPACTION_FIELDS, compaction_row, decode_compaction
 from hermes.kernel.store.opening import redact_url
-from hermes.kernel.store.session_store import MESSAGE_COLUMNS, SESSION_COLUMNS, chat_row, decode_message, message_row
+from hermes.kernel.store.session_store import (
+    CHAT_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    chat_row,
+    decode_message,
+    message_row,
+)
 from hermes.kernel.store.titles import base_title, escape_like, next_title_among
 
 from . import schema
@@ -408,8 +415,7 @@ class PostgresSessionStore(SessionStore):
                 tip = _compression_tip(conn, session_id)
                 session = dict(zip(SESSION_COLUMNS, conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (tip,)).fetchone()))
             rows = conn.execute(
-                "SELECT role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning "
-                "FROM messages WHERE session_id = %s ORDER BY seq",
+                f"SELECT {', '.join(CHAT_COLUMNS)} FROM messages WHERE session_id = %s ORDER BY seq",
                 (session["id"],),
             ).fetchall()
             return session, rows
