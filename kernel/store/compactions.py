@@ -30,10 +30,14 @@ def compaction_row(
     handoff: str | None = None,
     edited: bool = False,
     details: dict[str, Any] | None = None,
+    created_at: float | None = None,
 ) -> tuple[Any, ...]:
-    """The values of one record in :data:`COMPACTION_FIELDS` order; every backend stores these."""
+    """The values of one record in :data:`COMPACTION_FIELDS` order; every backend stores these.
+
+    ``created_at`` is now unless given (a copy between stores keeps the original time).
+    """
     return (
-        session_id, parent_session_id, engine, time.time(), fidelity,
+        session_id, parent_session_id, engine, time.time() if created_at is None else float(created_at), fidelity,
         json.dumps(list(missing), ensure_ascii=False), handoff, 1 if edited else 0,
         json.dumps(details or {}, ensure_ascii=False, default=str),
     )  # fmt: skip

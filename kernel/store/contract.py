@@ -211,10 +211,12 @@ class SessionStore(abc.ABC):
         handoff: str | None = None,
         edited: bool = False,
         details: dict[str, Any] | None = None,
+        created_at: float | None = None,
     ) -> None:
         """Store (or replace) what the compression that created ``session_id`` kept.
 
-        :func:`hermes.kernel.store.compactions.compaction_row` gives the values to store.
+        :func:`hermes.kernel.store.compactions.compaction_row` gives the values to store
+        (``created_at`` is now unless given: ``sessions migrate`` keeps the original).
         """
 
     @abc.abstractmethod

@@ -257,8 +257,9 @@ class SessionStoreConformance:
         assert (record["handoff"], record["edited"], record["fidelity"], record["missing"], record["details"]) == (
             "edited", True, None, [], {})  # fmt: skip
         third = store.compression_child(second, [{"role": "user", "content": "summary 2"}])
-        store.record_compaction(third, parent_session_id=second, engine="masking", fidelity=1.0)
+        store.record_compaction(third, parent_session_id=second, engine="masking", fidelity=1.0, created_at=1234.5)
         assert store.compaction(second)["session_id"] == second and store.compaction(third)["engine"] == "masking"
+        assert store.compaction(third)["created_at"] == 1234.5  # a copied record keeps its time
         store.delete_session(third)
         assert store.compaction(third) is None and store.compaction(second)["session_id"] == second
         with pytest.raises(TypeError):
