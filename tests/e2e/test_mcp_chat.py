@@ -83,7 +83,7 @@ def test_stdio_and_http_servers_tools_results_reach_the_model(
     assert second[0] == "[resource demo://readme]\nThis is the demo readme."
     assert "user: Please greet Ann warmly." in second[1]
     assert second[2] == "slept 0.3s"
-    assert "sk-p...ABCD" in second[3] and "abcdefghijklmnop" not in second[3]  # redacted like every tool result
+    assert "[REDACTED:openai-key]" in second[3] and "abcdefghijklmnop" not in second[3]  # redacted like every tool result
     stored = json.dumps(db_rows(hermes_home, "SELECT content FROM messages WHERE role = 'tool'"))
     assert "abcdefghijklmnop" not in stored
     started = pids(marks)
