@@ -83,14 +83,19 @@ class ServeState:
         return self._keys
 
     def store(self, profile: Profile | None = None) -> Any:
-        """A store for reads (lookups and the dashboard), one per profile, opened once."""
-        from ..store import SessionStore
+        """A store for reads (lookups and the dashboard), one per profile, opened once.
+
+        The one the profile's config chooses (``store.backend``/``store.url``,
+        ``HERMES_STORE_URL``), as its agents use: on a shared PostgreSQL store a
+        ``previous_response_id`` made by another process is found here too.
+        """
+        from ..store import open_store
 
         profile = profile or self.profiles.serving
         with self._stores_lock:  # dashboard pages run in Starlette's thread pool
             if profile.name not in self._stores:
                 profile.home.ensure()
-                self._stores[profile.name] = SessionStore.for_home(profile.home)
+                self._stores[profile.name] = open_store(profile.config, profile.home)
             return self._stores[profile.name]
 
     def close(self) -> None:

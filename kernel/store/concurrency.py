@@ -97,8 +97,14 @@ def make_private(path: Path | str) -> None:
     name = str(path)
     if name == ":memory:" or name.startswith("file:"):
         return
+    # O_EXCL: never open (and close) a database file that exists. Closing any descriptor of a
+    # file drops every POSIX lock this process holds on it, SQLite's too; without its shared
+    # lock another process that closes believes it is the last, checkpoints and deletes the
+    # WAL, and the commits this process then makes go to the deleted file and are lost.
     try:
-        os.close(os.open(name, os.O_RDWR | os.O_CREAT, 0o600))
+        os.close(os.open(name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
     except OSError:
         return  # unwritable: sqlite3 reports that properly
     for file in (name, name + "-wal", name + "-shm", name + "-journal"):

@@ -62,7 +62,9 @@ class SessionStore(abc.ABC):
 
     Rows are plain dicts with the keys of :data:`SESSION_COLUMNS` (sessions)
     and ``id, session_id, role, content, tool_calls, tool_call_id, tool_name,
-    reasoning, finish_reason, token_count, timestamp`` (messages). Errors are
+    reasoning, finish_reason, token_count, timestamp, marker`` (messages; ``marker``
+    names a message the kernel or an engine inserted, see
+    :data:`hermes.kernel.context_engine.MARKER_KEY`). Errors are
     :class:`SessionNotFoundError` and :class:`TitleInUseError`.
     """
 
@@ -198,8 +200,41 @@ class SessionStore(abc.ABC):
         """End ``session_id`` with ``compression`` and continue in a child holding ``messages``."""
 
     @abc.abstractmethod
+    def record_compaction(
+        self,
+        session_id: str,
+        *,
+        parent_session_id: str | None,
+        engine: str,
+        fidelity: float | None,
+        missing: Sequence[str] = (),
+        handoff: str | None = None,
+        edited: bool = False,
+        details: dict[str, Any] | None = None,
+        created_at: float | None = None,
+    ) -> None:
+        """Store (or replace) what the compression that created ``session_id`` kept.
+
+        :func:`hermes.kernel.store.compactions.compaction_row` gives the values to store
+        (``created_at`` is now unless given: ``sessions migrate`` keeps the original).
+        """
+
+    @abc.abstractmethod
+    def compaction(self, session_id: str) -> dict[str, Any] | None:
+        """The compression that created ``session_id`` (else the newest that ended it), or None.
+
+        Keys are :data:`~hermes.kernel.store.compactions.COMPACTION_FIELDS`, with
+        ``missing`` a list, ``details`` a dict and ``edited`` a bool. Deleting a
+        session deletes the record of the compression that created it.
+        """
+
+    @abc.abstractmethod
     def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
-        """Load a session to continue (the compression tip when ``follow_compression``)."""
+        """Load a session to continue (the compression tip when ``follow_compression``).
+
+        Messages are in the form :func:`~hermes.kernel.store.session_store.chat_message` gives
+        (role, content and whichever of tool calls, ids, reasoning and marker are set).
+        """
 
     @abc.abstractmethod
     def compression_ancestry(self, session_id: str) -> list[str]:

@@ -2,7 +2,9 @@
 
 Sessions are copied whole, in id order, many per transaction
 (:meth:`SessionStore.import_sessions`), so an interrupted copy leaves only
-complete sessions behind and running it again skips them. At the end every
+complete sessions behind and running it again skips them. The record of the
+compression that created a session follows it (written again on every run:
+an interrupted run may have stopped between the two). At the end every
 source session must be in the target with as many messages; anything else
 (a session that diverged in the target) is reported, never overwritten.
 """
@@ -64,6 +66,7 @@ def copy_sessions(
     expected: dict[str, int] = {}
     cursor: str | None = None
     batch: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    records: dict[str, dict[str, Any]] = {}  # compaction records of the sessions in ``batch``
     size = 0
 
     def flush() -> None:
@@ -71,6 +74,10 @@ def copy_sessions(
         if not batch:
             return
         result = target.import_sessions(batch)
+        for sid in (*result.imported, *result.skipped):
+            if sid in records:
+                target.record_compaction(**records[sid])
+        records.clear()
         report.imported += len(result.imported)
         report.skipped += len(result.skipped)
         report.conflicts += result.conflicts
@@ -88,6 +95,9 @@ def copy_sessions(
             if session is None:  # deleted while we copy: nothing to carry
                 continue
             messages = source.get_messages(sid)
+            record = source.compaction(sid)
+            if record is not None and record["session_id"] == sid:  # not the one that ended it
+                records[sid] = record
             expected[sid] = len(messages)
             report.messages += len(messages)
             batch.append((session, messages))

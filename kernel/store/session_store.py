@@ -32,6 +32,7 @@ from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
 
 __all__ = [
+    "CHAT_COLUMNS",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
     "Conversation",
@@ -114,9 +115,14 @@ def _decode_message(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
     return data
 
 
+#: What :func:`chat_row` reads: the columns a resumed conversation carries (the marker too:
+#: engines find their handoff note by it after a resume).
+CHAT_COLUMNS = ("role", "content", "content_parts", "tool_calls", "tool_call_id", "tool_name", "reasoning", "marker")
+
+
 def _chat_row(row: tuple[Any, ...]) -> dict[str, Any]:
-    """:func:`chat_message` straight from ``role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning``."""
-    role, content, parts, tool_calls, tool_call_id, tool_name, reasoning = row
+    """:func:`chat_message` straight from a row of :data:`CHAT_COLUMNS`."""
+    role, content, parts, tool_calls, tool_call_id, tool_name, reasoning, marker = row
     out: dict[str, Any] = {"role": role, "content": decode_content(content, parts)}
     if tool_calls is not None:
         out["tool_calls"] = from_json(tool_calls)
@@ -126,6 +132,8 @@ def _chat_row(row: tuple[Any, ...]) -> dict[str, Any]:
         out["tool_name"] = tool_name
     if reasoning is not None:
         out["reasoning"] = reasoning
+    if marker is not None:
+        out["marker"] = marker
     return out
 
 
@@ -562,8 +570,7 @@ class SQLiteSessionStore(SessionStore):
                 tip = _lineage.compression_tip(conn, session_id)
                 session = dict(zip(SESSION_COLUMNS, conn.execute(f"SELECT {cols} FROM sessions WHERE id = ?", (tip,)).fetchone()))
             rows = conn.execute(
-                "SELECT role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning "
-                "FROM messages WHERE session_id = ? ORDER BY id",
+                f"SELECT {', '.join(CHAT_COLUMNS)} FROM messages WHERE session_id = ? ORDER BY id",
                 (session["id"],),
             ).fetchall()
             return session, rows

@@ -216,6 +216,55 @@ class SessionStoreConformance:
             {"role": "tool", "content": "x", "tool_call_id": "c1", "tool_name": "read_file"},
         ]
 
+    def test_markers_survive_storage_copies_imports_and_resume(self, store: SessionStore) -> None:
+        # Engines find their handoff note by its marker, never by its text (see MARKER_KEY).
+        sid = store.create_session(title="Marked")
+        note = {"role": "user", "content": "[CONTEXT HANDOFF] the note", "marker": "handoff"}
+        store.append_messages(sid, [note, {"role": "assistant", "content": "plain"}])
+        assert [m["marker"] for m in store.get_messages(sid)] == ["handoff", None]
+        branch = store.branch(sid)
+        assert [m["marker"] for m in store.get_messages(branch)] == ["handoff", None]
+        child = store.compression_child(branch, [{**note, "content": "newer note"}, {"role": "user", "content": "go on"}])
+        assert [m["marker"] for m in store.get_messages(child)] == ["handoff", None]
+        # A resume (one read, straight to chat messages) keeps the marker too.
+        assert store.resume(sid).messages == [note, {"role": "assistant", "content": "plain"}]
+        assert store.resume(branch).messages[0] == {**note, "content": "newer note"}  # the compression tip
+        assert [m.get("marker") for m in store.resume(branch, follow_compression=False).messages] == ["handoff", None]
+        session = store.get_session(sid)
+        copy = {**session, "id": "20990101_000000_00000a", "title": "Marked copy", "parent_session_id": None}
+        assert store.import_sessions([(copy, store.get_messages(sid))]).imported == [copy["id"]]
+        assert [m["marker"] for m in store.get_messages(copy["id"])] == ["handoff", None]
+
+    def test_compaction_records(self, store: SessionStore) -> None:
+        first = store.create_session()
+        second = store.compression_child(first, [{"role": "user", "content": "summary"}])
+        assert store.compaction(first) is None and store.compaction(second) is None
+        details = {"score": 0.5, "missing": ["src/app.py"], "note": "naïve 日本語 \x00"}
+        store.record_compaction(
+            second, parent_session_id=first, engine="compressor", fidelity=0.5, missing=["src/app.py", "ERR-42"],
+            handoff="## Active Task\nfix ERR-42 in src/app.py", details=details,
+        )  # fmt: skip
+        record = store.compaction(second)
+        assert record is not None and record["created_at"] > 0
+        assert {k: record[k] for k in ("session_id", "parent_session_id", "engine", "fidelity", "edited")} == {
+            "session_id": second, "parent_session_id": first, "engine": "compressor", "fidelity": 0.5, "edited": False}  # fmt: skip
+        assert record["missing"] == ["src/app.py", "ERR-42"] and record["handoff"].startswith("## Active Task\n")
+        assert record["details"]["score"] == 0.5 and record["details"]["note"].startswith("naïve 日本語")
+        assert store.compaction(first)["session_id"] == second  # the one that ended it
+        # Review edits the note: the record is replaced, not duplicated.
+        store.record_compaction(second, parent_session_id=first, engine="compressor", fidelity=None, handoff="edited", edited=True)
+        record = store.compaction(second)
+        assert (record["handoff"], record["edited"], record["fidelity"], record["missing"], record["details"]) == (
+            "edited", True, None, [], {})  # fmt: skip
+        third = store.compression_child(second, [{"role": "user", "content": "summary 2"}])
+        store.record_compaction(third, parent_session_id=second, engine="masking", fidelity=1.0, created_at=1234.5)
+        assert store.compaction(second)["session_id"] == second and store.compaction(third)["engine"] == "masking"
+        assert store.compaction(third)["created_at"] == 1234.5  # a copied record keeps its time
+        store.delete_session(third)
+        assert store.compaction(third) is None and store.compaction(second)["session_id"] == second
+        with pytest.raises(TypeError):
+            store.record_compaction(second, parent_session_id=first, engine="x", fidelity=None, bogus=1)  # type: ignore[call-arg]
+
     def test_delete_relinks_children_and_prune_removes_idle(self, store: SessionStore) -> None:
         a = store.create_session()
         b = store.branch(a)

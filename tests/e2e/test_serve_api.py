@@ -299,17 +299,26 @@ def test_start_up_mistakes_are_one_line(hermes, hermes_home: Path) -> None:
 
 def test_a_failing_model_is_a_502_without_secrets_and_a_stream_error_event(serve, fake_model_server: FakeModelServer) -> None:
     server = serve()
-    fake_model_server.fault("auth")
+    # A 401 that the one retry does not fix really fails the turn (one 401 a retry fixes is no error).
+    fake_model_server.fault("auth").fault("auth")
     with pytest.raises(openai.APIStatusError) as failed:
         server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "hi"}])
     assert failed.value.status_code == 502 and failed.value.code == "upstream_failed"
     assert failed.value.body["message"].startswith("the turn failed: openai auth (HTTP 401)")
     assert "sk-test-key-0123456789abcdef" not in failed.value.message
-    fake_model_server.fault("auth")
+    fake_model_server.fault("auth").fault("auth")
     with pytest.raises(openai.APIError) as streamed:
         list(server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "hi"}], stream=True))
     assert "the turn failed" in str(streamed.value)
-    with pytest.raises(openai.APIStatusError) as cooling:  # the rejected key now cools down, as in the CLI
-        server.client().responses.create(model="hermes", input="again")
+    # A refused key is not locked (as in the CLI): the next request reaches the model again.
+    fake_model_server.reply("answered again")
+    assert server.client().responses.create(model="hermes", input="again").output_text == "answered again"
+    # A billing failure does cool the key down; the next request says so, in one line.
+    fake_model_server.fault("billing")
+    with pytest.raises(openai.APIStatusError) as billing:
+        server.client().responses.create(model="hermes", input="once more")
+    assert billing.value.status_code == 502 and "sk-test-key-0123456789abcdef" not in billing.value.message
+    with pytest.raises(openai.APIStatusError) as cooling:
+        server.client().responses.create(model="hermes", input="and again")
     assert cooling.value.status_code == 502 and "keys are cooling down" in cooling.value.body["message"]
     assert "\n" not in cooling.value.body["message"] and "Traceback" not in server.stderr

@@ -11,6 +11,7 @@ import pytest
 
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
+from tests.e2e.conftest import StoreBackend
 from tests.e2e.serve_process import ServeProcess, db_rows, serve_env, wait_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
@@ -135,9 +136,12 @@ def test_sigterm_interrupts_a_turn_longer_than_the_drain_timeout(
 
 
 def test_two_processes_on_one_store_continue_each_others_responses(
-    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path, store_backend: StoreBackend
 ) -> None:
-    with start(fake_model_server, hermes_home, tmp_path) as one, start(fake_model_server, hermes_home, tmp_path) as two:
+    # On PostgreSQL the second process has a HERMES_HOME of its own, like a second host:
+    # all they share is the store that HERMES_STORE_URL names.
+    other_home = hermes_home if store_backend.url is None else tmp_path / "second-host"
+    with start(fake_model_server, hermes_home, tmp_path) as one, start(fake_model_server, other_home, tmp_path) as two:
         assert one.port != two.port
         fake_model_server.reply("one says hi")
         first = one.client().responses.create(model="hermes", input="hello from the left")
@@ -152,8 +156,9 @@ def test_two_processes_on_one_store_continue_each_others_responses(
         assert sent[-3:] == ["and on the right?", "two remembers", "and left again"]
         session = first.id.split("_", 2)[2]
         assert {r.id.split("_", 2)[2] for r in (first, second, third)} == {session}
-    count = db_rows(hermes_home, "SELECT count(*) FROM messages WHERE session_id = ?", (session,))[0][0]
-    assert count == 6
+    assert store_backend.rows("SELECT count(*) FROM messages WHERE session_id = ?", (session,)) == [(6,)]
+    if store_backend.url is not None:  # nothing went to a local file on either host
+        assert not (hermes_home / "state.db").exists() and not (other_home / "state.db").exists()
 
 
 def test_turns_of_one_conversation_wait_for_each_other(fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path) -> None:

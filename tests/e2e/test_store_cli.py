@@ -36,7 +36,9 @@ def local(hermes_home: Path) -> dict[str, list[str]]:
                                         {"role": "assistant", "content": f"answer {n}"}])  # fmt: skip
             store.record_usage(sid, CanonicalUsage(10, 5, request_count=1), CostResult(0.01, "actual"))
             ids["all"].append(sid)
-        child = store.compression_child(ids["all"][0], [{"role": "user", "content": "summary of kumquats"}])
+        child = store.compression_child(ids["all"][0], [{"role": "user", "content": "summary of kumquats", "marker": "handoff"}])
+        store.record_compaction(child, parent_session_id=ids["all"][0], engine="compressor", fidelity=0.75,
+                                missing=["kumquat count"], handoff="summary of kumquats", details={"score": 0.75})  # fmt: skip
         branch = store.branch(child)
         ids["all"] += [child, branch]
     return ids
@@ -55,6 +57,9 @@ def test_migrate_copies_everything_and_a_second_run_changes_nothing(hermes, loca
             assert [m["content"] for m in dst.get_messages(sid)] == [m["content"] for m in src.get_messages(sid)]
         assert dst.usage().as_dict() == src.usage().as_dict()
         assert dst.resume(local["all"][0]).session["id"] == src.resume(local["all"][0]).session["id"]
+        child = local["all"][10]  # its compaction record and its handoff's marker came along
+        assert dst.compaction(child) == src.compaction(child) and dst.compaction(child)["fidelity"] == 0.75
+        assert dst.resume(child).messages == src.resume(child).messages and dst.resume(child).messages[0]["marker"] == "handoff"
     # The configured store is now the server: the next commands read it.
     listed = hermes("sessions", "list", "--json", "--limit", "100", env={"HERMES_STORE_URL": postgres_url})
     assert {r["id"] for r in json.loads(listed.stdout)} == set(local["all"])
@@ -64,12 +69,16 @@ def test_migrate_copies_everything_and_a_second_run_changes_nothing(hermes, loca
 
 def test_an_interrupted_migration_goes_on_where_it_stopped(hermes, local, postgres_url: str, hermes_home: Path) -> None:
     with SessionStore(hermes_home / "state.db") as src, PostgresSessionStore(postgres_url, pool_size=1) as dst:
-        done = local["all"][:5]  # what a first, interrupted run had committed
+        # What a first, interrupted run had committed: five sessions, and one whose
+        # compaction record it did not get to write.
+        done = [*local["all"][:5], local["all"][10]]
         dst.import_sessions([(src.get_session(s), src.get_messages(s)) for s in done])
     result = hermes("sessions", "migrate", "--to", postgres_url, "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert (report["imported"], report["skipped"], report["ok"]) == (7, 5, True)
+    assert (report["imported"], report["skipped"], report["ok"]) == (6, 6, True)
+    with PostgresSessionStore(postgres_url, pool_size=1) as dst:
+        assert dst.compaction(local["all"][10])["missing"] == ["kumquat count"]
     with psycopg.connect(postgres_url) as conn:
         assert conn.execute("SELECT count(*), count(DISTINCT (session_id, seq)) FROM messages").fetchone() == (22, 22)
 

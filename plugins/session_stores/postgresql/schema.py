@@ -95,6 +95,28 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             $$""",
         ),
     ),
+    (
+        "m003_markers_and_compactions",
+        (
+            # Which kernel marker a message carries (a context handoff, a skipped result):
+            # engines recognise their own messages by this field, never by their text.
+            "ALTER TABLE messages ADD COLUMN marker text",
+            # One row per compression, keyed by the session it created (like SQLite's m007).
+            # No foreign key: a record may be written for a session another host is creating.
+            """CREATE TABLE compactions (
+                session_id text PRIMARY KEY,
+                parent_session_id text,
+                engine text,
+                created_at double precision NOT NULL,
+                fidelity double precision,
+                missing text,
+                handoff text,
+                edited integer NOT NULL DEFAULT 0,
+                details text
+            )""",
+            "CREATE INDEX idx_compactions_parent ON compactions (parent_session_id, created_at)",
+        ),
+    ),
 ]
 
 _CREATE_LEDGER = """CREATE TABLE IF NOT EXISTS hermes_migrations (

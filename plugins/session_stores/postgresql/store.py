@@ -30,9 +30,16 @@ from hermes.kernel.store import (
     sanitize_title,
 )
 from hermes.kernel.store.accounting import TOKEN_BUCKETS, USAGE_COLUMNS, combine_cost_status, summarize_usage
+from hermes.kernel.store.compactions import COMPACTION_FIELDS, compaction_row, decode_compaction
 from hermes.kernel.store.opening import redact_url
 from hermes.kernel.store.session_store import (
-    MESSAGE_COLUMNS, PRUNE_ACTIVE_WITHIN_S, SESSION_COLUMNS, chat_row, decode_message, message_row,
+    CHAT_COLUMNS,
+    MESSAGE_COLUMNS,
+    PRUNE_ACTIVE_WITHIN_S,
+    SESSION_COLUMNS,
+    chat_row,
+    decode_message,
+    message_row,
 )
 from hermes.kernel.store.titles import base_title, escape_like, next_title_among
 
@@ -49,8 +56,21 @@ T = TypeVar("T")
 
 _SESSION_COLS = ", ".join(SESSION_COLUMNS)
 _MESSAGE_COLS = ", ".join(MESSAGE_COLUMNS)
-_INSERT_COLS = "session_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, finish_reason, token_count, timestamp, tool_args"
-_INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+# The columns of message_row()'s values, in its order (seq comes first in every insert).
+_COPY_COLUMNS = (
+    "role", "content", "content_parts", "tool_calls", "tool_call_id", "tool_name", "reasoning", "finish_reason",
+    "token_count", "timestamp", "tool_args", "marker",
+)  # fmt: skip
+_COPY_COLS = ", ".join(_COPY_COLUMNS)
+_INSERT_COLS = f"session_id, {_COPY_COLS}"
+_INSERT_VALUES = ", ".join(["%s"] * (2 + len(_COPY_COLUMNS)))  # seq, session_id and the copied columns
+_INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES}) RETURNING id"
+_COMPACTION_COLS = ", ".join(COMPACTION_FIELDS)
+_UPSERT_COMPACTION = (
+    f"INSERT INTO compactions ({_COMPACTION_COLS}) VALUES ({', '.join(['%s'] * len(COMPACTION_FIELDS))}) "
+    "ON CONFLICT (session_id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in COMPACTION_FIELDS if c != "session_id")
+)
 _ATTEMPTS = 8
 
 
@@ -335,9 +355,8 @@ class PostgresSessionStore(SessionStore):
             )  # fmt: skip
             copied = 0
             if copy_messages:
-                cols = "role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, finish_reason, token_count, timestamp, tool_args"
                 copied = conn.execute(
-                    f"INSERT INTO messages (session_id, seq, {cols}) SELECT %s, seq, {cols} FROM messages "
+                    f"INSERT INTO messages (session_id, seq, {_COPY_COLS}) SELECT %s, seq, {_COPY_COLS} FROM messages "
                     "WHERE session_id = %s ORDER BY seq",
                     (child_id, parent_id),
                 ).rowcount
@@ -374,6 +393,24 @@ class PostgresSessionStore(SessionStore):
             system_prompt=system_prompt, messages=list(messages), child_id=child_id,
         )  # fmt: skip
 
+    def record_compaction(self, session_id: str, **record: Any) -> None:
+        row = tuple(_text(v) for v in compaction_row(session_id, **record))
+        self._write(lambda conn: conn.execute(_UPSERT_COMPACTION, row))
+
+    def compaction(self, session_id: str) -> dict[str, Any] | None:
+        def read(conn: Any) -> Any:
+            row = conn.execute(f"SELECT {_COMPACTION_COLS} FROM compactions WHERE session_id = %s", (session_id,)).fetchone()
+            if row is None:
+                row = conn.execute(
+                    f"SELECT {_COMPACTION_COLS} FROM compactions WHERE parent_session_id = %s "
+                    "ORDER BY created_at DESC LIMIT 1",
+                    (session_id,),
+                ).fetchone()
+            return row
+
+        row = self._read(read)
+        return None if row is None else decode_compaction(row)
+
     def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
         def read(conn: Any) -> tuple[dict[str, Any], list[tuple[Any, ...]]]:
             row = conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (session_id,)).fetchone()
@@ -384,8 +421,7 @@ class PostgresSessionStore(SessionStore):
                 tip = _compression_tip(conn, session_id)
                 session = dict(zip(SESSION_COLUMNS, conn.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = %s", (tip,)).fetchone()))
             rows = conn.execute(
-                "SELECT role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning "
-                "FROM messages WHERE session_id = %s ORDER BY seq",
+                f"SELECT {', '.join(CHAT_COLUMNS)} FROM messages WHERE session_id = %s ORDER BY seq",
                 (session["id"],),
             ).fetchall()
             return session, rows
@@ -518,7 +554,7 @@ class PostgresSessionStore(SessionStore):
                 if rows:
                     with conn.cursor() as cur:
                         cur.executemany(
-                            f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({', '.join(['%s'] * 13)})",
+                            f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES})",
                             [(n, *row) for n, row in enumerate(rows, start=1)],
                         )
                 result.imported.append(sid)
@@ -600,5 +636,6 @@ def _delete(conn: Any, session_id: str) -> bool:
         return False
     # Children keep a connected lineage: they hang from the deleted session's parent.
     conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s", (parent[0], session_id))
+    conn.execute("DELETE FROM compactions WHERE session_id = %s", (session_id,))
     conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))  # messages go by ON DELETE CASCADE
     return True

@@ -146,3 +146,22 @@ def test_checkpoints_every_50_writes_and_on_close(tmp_path: Path) -> None:
     assert checkpoints == [50, 100]
     store.close()
     assert checkpoints == [50, 100, 121]
+
+
+def test_a_reader_opening_later_keeps_the_writers_lock_so_no_other_process_deletes_its_wal(tmp_path: Path) -> None:
+    # Opening and closing a plain descriptor on state.db drops every POSIX lock the process
+    # holds on it. Another process closing its store then took itself for the last one,
+    # checkpointed and deleted the WAL, and this process's next commit went to the deleted
+    # file: invisible to everyone, and gone when the process died.
+    db = tmp_path / "state.db"
+    count = f"import sqlite3; print(sqlite3.connect({str(db)!r}).execute('SELECT count(*) FROM messages').fetchone()[0])"
+    store = SessionStore(db, checkpoint_every=0)
+    sid = store.create_session()
+    store.append_message(sid, {"role": "user", "content": "one"})
+    store.get_messages(sid)  # this thread's reader connection opens now
+    other = f"from hermes.kernel.store import SessionStore; SessionStore({str(db)!r}).close()"
+    subprocess.run([sys.executable, "-c", other], cwd=ROOT, check=True, timeout=60)
+    store.append_message(sid, {"role": "user", "content": "two"})
+    seen = subprocess.run([sys.executable, "-c", count], capture_output=True, text=True, check=True, timeout=60)
+    assert seen.stdout.strip() == "2"
+    store.close()
