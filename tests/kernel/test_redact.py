@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 
@@ -112,12 +111,11 @@ def test_is_idempotent() -> None:
     assert redact_text(once) == once
 
 
-def test_fast_on_large_text() -> None:
-    text = ("ordinary log line with some words and numbers 12345 " * 20000) + "sk-" + A32
-    start = time.perf_counter()
-    out = redact_text(text)
-    assert time.perf_counter() - start < 2.0
-    assert A32 not in out
+def test_large_text_keeps_everything_but_the_secret() -> None:
+    # Speed is measured in bench/, not asserted here; this checks a 1 MB input comes back whole.
+    filler = "ordinary log line with some words and numbers 12345 " * 20000
+    out = redact_text(filler + "sk-" + A32)
+    assert A32 not in out and out.startswith(filler) and out.endswith("[REDACTED:openai-key]")
 
 
 def test_logging_filter_redacts_message_args_and_traceback(caplog: pytest.LogCaptureFixture) -> None:
