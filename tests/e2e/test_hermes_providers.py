@@ -292,7 +292,7 @@ def test_fault_table_a_broken_or_failing_provider_costs_one_line_and_nothing_els
     assert not_a_plugin.returncode == 1 and "neither a Hermes provider folder" in not_a_plugin.stderr
 
     # A provider whose every call fails: warnings, an error result for its tool, and the turn still completes.
-    assert run("config", "set", "memory.provider", "faulty").returncode == 0
+    assert run("config", "set", "memory.provider", "faulty", extra=env).returncode == 0
     fake_model_server.tool_calls(("faulty_lookup", {}))
     fake_model_server.reply("Answered without it.")
     faulty = run("chat", "-q", "look it up", extra=env)

@@ -64,7 +64,9 @@ def test_migrate_copies_everything_and_a_second_run_changes_nothing(hermes, loca
     listed = hermes("sessions", "list", "--json", "--limit", "100", env={"HERMES_STORE_URL": postgres_url})
     assert {r["id"] for r in json.loads(listed.stdout)} == set(local["all"])
     hits = hermes("sessions", "search", "kumquats OR summary", "--json", env={"HERMES_STORE_URL": postgres_url})
-    assert len(json.loads(hits.stdout)) == 12
+    local_hits = hermes("sessions", "search", "kumquats OR summary", "--json")  # the same sessions in state.db
+    # A message a compression child repeats shows once per lineage, on either backend.
+    assert len(json.loads(hits.stdout)) == len(json.loads(local_hits.stdout)) == 11
 
 
 def test_an_interrupted_migration_goes_on_where_it_stopped(hermes, local, postgres_url: str, hermes_home: Path) -> None:
