@@ -11,8 +11,10 @@ timeouts end in "database is locked". So:
 * readers use their own connections (:class:`ReaderPool`), one per thread;
 * then ``BEGIN IMMEDIATE`` with a short busy timeout, and on "locked"/"busy"
   a jittered retry (20-150 ms) until a deadline;
-* a PASSIVE checkpoint every :data:`CHECKPOINT_EVERY` writes and on close,
-  which never waits for readers or writers.
+* a PASSIVE checkpoint every :data:`CHECKPOINT_EVERY` writes, made by a
+  thread of its own (:class:`Checkpointer`) so that no append waits for its
+  disk flush, and one on close; SQLite's automatic checkpoint, which runs
+  inside a committing writer's lock, only as a safety net far beyond them.
 
 Write transactions must stay tiny; nothing here rewrites an index.
 """
@@ -35,12 +37,15 @@ from ..errors import HermesError
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "CHECKPOINT_EVERY",
+    "Checkpointer",
     "RETRY_DEADLINE_S",
     "ReaderPool",
     "StoreBusyError",
+    "WAL_SAFETY_NET_PAGES",
     "WriteLock",
     "connect",
     "make_private",
+    "checkpoint",
     "connect_readonly",
     "is_busy_error",
     "with_retries",
@@ -52,6 +57,7 @@ BUSY_TIMEOUT_MS = 50
 RETRY_MIN_S, RETRY_MAX_S = 0.020, 0.150
 RETRY_DEADLINE_S = 30.0
 CHECKPOINT_EVERY = 50
+WAL_SAFETY_NET_PAGES = 10_000  # SQLite's own checkpoint, inside COMMIT, only past this
 
 T = TypeVar("T")
 
@@ -262,6 +268,72 @@ def _flock_until(fd: int, stop: float, path: Path, deadline_s: float) -> None:
             return
         state["abandoned"] = True
     raise StoreBusyError(f"another process held {path} for {deadline_s:.0f} s; is a hermes process stopped or stuck?")
+
+
+def checkpoint(conn: sqlite3.Connection) -> None:
+    """A PASSIVE checkpoint: copies what it can, never waits for readers or writers."""
+    try:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    except sqlite3.OperationalError as exc:  # busy: another checkpointer; try next time
+        log.debug("checkpoint skipped: %s", exc)
+
+
+class Checkpointer:
+    """PASSIVE checkpoints on a thread and connection of their own, off every write path.
+
+    Measured on a 200,000-message file with 4 writers: a checkpoint takes
+    50-160 ms (it flushes the database file), so the append that made it
+    stalled that long. :meth:`request` only wakes the thread; requests made
+    while one runs fold into the next. The thread starts at the first request,
+    so a short-lived store never starts one.
+    """
+
+    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+        self.path = path
+        self.synchronous = synchronous
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    @property
+    def open(self) -> bool:
+        """False once :meth:`close` began: checkpoints are then the caller's to make."""
+        return not self._stopping
+
+    def request(self) -> None:
+        with self._guard:
+            if self._stopping:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="hermes-store-checkpoint", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def _run(self) -> None:
+        try:
+            conn = connect(self.path, synchronous=self.synchronous)
+        except sqlite3.Error as exc:  # the writer's own close-time checkpoint still runs
+            log.debug("checkpoint thread could not connect: %s", exc)
+            return
+        try:
+            while True:
+                self._wake.wait()
+                self._wake.clear()
+                if self._stopping:
+                    return
+                checkpoint(conn)
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        """Stop the thread (after the checkpoint it is running, if any)."""
+        with self._guard:
+            self._stopping = True
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._wake.set()
+            thread.join()
 
 
 class ReaderPool:

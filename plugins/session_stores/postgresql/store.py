@@ -118,8 +118,9 @@ class PostgresSessionStore(SessionStore):
             url,
             min_size=1,
             max_size=max(1, int(pool_size)),
-            # Search selectivity swings from one row to millions: plan each query for its own values.
-            kwargs={"autocommit": True, "connect_timeout": timeout, "options": "-c plan_cache_mode=force_custom_plan"},
+            # Search plans its full-text statements for their own values (prepare=False in search.py);
+            # everything else is a look-up by key, whose cached generic plan saves replanning.
+            kwargs={"autocommit": True, "connect_timeout": timeout},
             open=False,
             name="hermes-store",
         )

@@ -8,13 +8,14 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from hermes.kernel.store import SessionStore
-from hermes.kernel.store.concurrency import StoreBusyError, with_retries
+from hermes.kernel.store.concurrency import WAL_SAFETY_NET_PAGES, StoreBusyError, with_retries
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -165,3 +166,24 @@ def test_a_reader_opening_later_keeps_the_writers_lock_so_no_other_process_delet
     seen = subprocess.run([sys.executable, "-c", count], capture_output=True, text=True, check=True, timeout=60)
     assert seen.stdout.strip() == "2"
     store.close()
+
+
+def test_checkpoints_run_on_their_own_thread_and_stop_on_close(tmp_path: Path) -> None:
+    def checkpoint_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "hermes-store-checkpoint"]
+
+    before = checkpoint_threads()
+    store = SessionStore(tmp_path / "state.db")
+    sid = store.create_session()
+    for i in range(48):
+        store.append_message(sid, {"role": "user", "content": str(i)})
+    assert checkpoint_threads() == before  # a short-lived store never starts one
+    store.append_message(sid, {"role": "user", "content": "the 50th write"})
+    started = [t for t in checkpoint_threads() if t not in before]
+    assert len(started) == 1
+    # SQLite's own checkpoint (inside COMMIT, under the write lock) is pushed far out.
+    assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_SAFETY_NET_PAGES
+    store.close()
+    assert not started[0].is_alive()
+    with SessionStore(tmp_path / "state.db") as again:
+        assert len(again.get_messages(sid)) == 49
