@@ -126,12 +126,26 @@ def _results(folder: Path, equivalent: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def _diff(folder: Path, name: str) -> str:
-    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=folder, env=_env(folder),
+#: Run in the staging folder: every survivor's diff in one process (``mutmut show`` costs a start-up each).
+_DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import find_mutant, get_diff_for_mutant
+print(json.dumps({n: get_diff_for_mutant(n, path=find_mutant(n).path) for n in json.load(sys.stdin)}))
+"""
+
+
+def _diffs(folder: Path, names: list[str]) -> dict[str, str]:
+    """The changed lines of each mutant, as ``-old`` / ``+new``."""
+    if not names:
+        return {}
+    shown = subprocess.run([sys.executable, "-c", _DIFFS], cwd=folder, env=_env(folder), input=json.dumps(names),
                            capture_output=True, text=True)  # fmt: skip
-    changed = [line for line in shown.stdout.splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++", "---"))]  # fmt: skip
-    return "\n".join(changed) or shown.stdout.strip() or shown.stderr.strip()
+    if shown.returncode != 0:
+        return {n: f"(no diff: {shown.stderr.strip().splitlines()[-1:]})" for n in names}
+    return {
+        name: "\n".join(line for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        for name, diff in json.loads(shown.stdout).items()
+    }
 
 
 def run_module(module: str, *, work: Path, package: Path, dist_info: Path, jobs: int) -> dict[str, Any]:
@@ -145,7 +159,7 @@ def run_module(module: str, *, work: Path, package: Path, dist_info: Path, jobs:
                               env=_env(folder), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     result = _results(folder, equivalent)
     result.update(module=module, seconds=round(time.monotonic() - started), exit_code=done.returncode, log=str(folder / "mutmut.log"))
-    result["diffs"] = {name: _diff(folder, name) for name in result["survivors"]}
+    result["diffs"] = _diffs(folder, list(result["survivors"]))
     return result
 
 

@@ -37,7 +37,7 @@ def test_list_prints_each_module_with_its_import_path_and_runs_nothing(tmp_path:
     lines = dict(line.split(" -> ", 1) for line in listed.stdout.splitlines())
     assert set(lines) == RISKY
     assert lines["kernel/store/"].startswith("hermes/kernel/store/*: tests/kernel/store/")
-    assert lines["plugins/tools/_danger.py"] == "hermes/plugins/tools/_danger.py: tests/plugins/tools/test_danger.py"
+    assert lines["plugins/tools/_danger.py"].startswith("hermes/plugins/tools/_danger.py: tests/plugins/tools/test_danger.py")
     assert list(tmp_path.iterdir()) == []  # nothing ran, nothing written
     helped = bench("--help")
     assert helped.returncode == 0 and "--list" in helped.stdout and "kernel/redact.py" in helped.stdout
