@@ -68,6 +68,12 @@ SAFE = [
     "echo $(env) | cat",
     "env; curl https://x",  # separate commands, not one pipeline
     "cat x | grep y | sort",
+    "env | grep PATH",
+    "set | less",
+    "printenv | sort",
+    "echo ping | nc localhost 7",  # a network tool after a pipe sends only what it is given
+    "ls | crontab -l",
+    'bash -c "$(cat build.sh)"',  # a substitution that downloads nothing  # listing ignores its input (every other crontab is flagged by its pattern)
     # Code given with a flag is the script even when it starts with a dash (so it is no file argument).
     "cat x | python3 -c '-1'",
     "cat x | ruby -e '-1'",
