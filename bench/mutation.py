@@ -115,13 +115,16 @@ def _results(folder: Path, equivalent: dict[str, str]) -> dict[str, Any]:
     for meta in sorted((folder / "mutants").rglob("*.py.meta")):
         for name, code in json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"].items():
             statuses[name] = status_by_exit_code[code]
-    counted = {n: s for n, s in statuses.items() if n not in equivalent and s != "skipped"}
+    # A mutant listed as equivalent that a test kills is counted as killed (and reported, to drop it from the list).
+    excluded = {n for n, s in statuses.items() if n in equivalent and s not in KILLED}
+    counted = {n: s for n, s in statuses.items() if n not in excluded and s != "skipped"}
     killed = sum(1 for s in counted.values() if s in KILLED)
     return {
         "mutants": len(counted),
         "killed": killed,
         "score": round(100 * killed / len(counted), 1) if counted else None,
-        "equivalent": sorted(n for n in statuses if n in equivalent),
+        "equivalent": sorted(excluded),
+        "killed_but_listed_equivalent": sorted(n for n in counted if n in equivalent),
         "survivors": {n: s for n, s in counted.items() if s not in KILLED},
     }
 
@@ -171,6 +174,8 @@ def _report(result: dict[str, Any], equivalent: dict[str, str]) -> None:
         print(f"  mutmut exited with {result['exit_code']}; see {result['log']}")
     for name in result["equivalent"]:
         print(f"  equivalent {name}: {equivalent[name]}")
+    for name in result["killed_but_listed_equivalent"]:
+        print(f"  killed, yet listed in [tool.mutmut.equivalent] (remove it): {name}")
     for name, status in result["survivors"].items():
         print(f"  {status}: {name}")
         for line in result["diffs"][name].splitlines():

@@ -64,3 +64,38 @@ def test_result_names_exactly() -> None:
     assert safe_result_name("..") == f"call-{digest('..')}.txt"
     assert safe_result_name("a" * 100) == "a" * 80 + f"-{digest('a' * 100)}.txt"
     assert safe_result_name("._x y._") == f"x_y-{digest('._x y._')}.txt"
+
+
+def test_apply_returns_the_results_even_when_the_step_fits(tmp_path: Path) -> None:
+    results = [ToolResult("a", "terminal", "x" * 10)]
+    assert ResultBudget(tmp_path).apply(results, registry()) == results
+
+
+def test_an_unregistered_tool_uses_the_default_cap(tmp_path: Path) -> None:
+    results = [ToolResult("a", "gone_tool", OUTPUT)]
+    ResultBudget(tmp_path, per_result=14, preview_chars=4).apply(results, registry())
+    assert results[0].content.startswith("[output of gone_tool was 15 characters") and (tmp_path / "a.txt").exists()
+
+
+def test_the_step_total_counts_each_preview_it_leaves(tmp_path: Path) -> None:
+    # After the 150,000 one is saved, its preview plus the 60,000 one is just over the 60,000 budget.
+    results = [ToolResult("a", "terminal", "x" * 150_000), ToolResult("b", "terminal", "y" * 60_000)]
+    ResultBudget(tmp_path, per_result=10**6, per_step=60_000).apply(results, registry())
+    assert (tmp_path / "a.txt").exists() and (tmp_path / "b.txt").exists()
+    # Three over a 200,000 budget: two are saved, then the step fits and the third stays whole.
+    three = [ToolResult(f"c{i}", "terminal", str(i) * 150_000) for i in range(3)]
+    ResultBudget(tmp_path / "three", per_result=10**6, per_step=200_000).apply(three, registry())
+    assert [len(r.content) < 2_000 for r in three] == [True, True, False]
+
+
+def test_a_failed_save_is_logged_with_the_tool_the_path_and_the_error(tmp_path: Path, caplog) -> None:
+    blocker = tmp_path / "results"
+    blocker.write_text("not a folder")
+    with caplog.at_level("WARNING", logger="hermes.kernel.result_budget"):
+        ResultBudget(blocker, per_result=14).apply([ToolResult("c1", "terminal", OUTPUT)], registry())
+    (record,) = caplog.records
+    assert record.args[0] == "terminal" and str(record.args[1]).endswith("c1.txt") and isinstance(record.args[2], OSError)
+
+
+def test_a_leading_capital_x_is_kept_in_a_name() -> None:
+    assert safe_result_name("X1") == "X1.txt"
