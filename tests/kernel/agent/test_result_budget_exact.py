@@ -94,6 +94,7 @@ def test_a_failed_save_is_logged_with_the_tool_the_path_and_the_error(tmp_path: 
     with caplog.at_level("WARNING", logger="hermes.kernel.result_budget"):
         ResultBudget(blocker, per_result=14).apply([ToolResult("c1", "terminal", OUTPUT)], registry())
     (record,) = caplog.records
+    assert record.getMessage().startswith("could not save the output of terminal to ")
     assert record.args[0] == "terminal" and str(record.args[1]).endswith("c1.txt") and isinstance(record.args[2], OSError)
 
 
