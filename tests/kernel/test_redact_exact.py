@@ -26,6 +26,7 @@ def test_env_and_credentials_mask_everything_below_them_only_where_they_start() 
     assert mask_secrets({"mcp": {"env": {"X": "plain"}}}) == {"mcp": {"env": {"X": "****"}}}
     assert mask_secrets({"mcp": {"s": {"env": {"X": "plain"}}}}) == {"mcp": {"s": {"env": {"X": "****"}}}}
     assert mask_secrets({"credentials": {"keys": ["plainvalue"]}}) == {"credentials": {"keys": ["****"]}}
+    assert mask_secrets({"mcp": {"env": {"ARGS": ["plain"]}}}) == {"mcp": {"env": {"ARGS": ["****"]}}}  # a list inherits it
     # A nested "credentials" is not the top-level section: its plain values stay.
     assert mask_secrets({"x": {"credentials": {"a": "plain"}}}) == {"x": {"credentials": {"a": "plain"}}}
     assert mask_secrets({"x": [{"credentials": {"a": "plain"}}]}) == {"x": [{"credentials": {"a": "plain"}}]}
