@@ -1,4 +1,7 @@
-"""``python -m bench [NAME ...] [--runs N] [--out DIR] [--backend postgresql]``: run benchmarks by name."""
+"""``python -m bench [NAME ...] [--runs N] [--out DIR] [--backend postgresql]``: run benchmarks by name.
+
+``python -m bench mutation [MODULE ...]`` runs mutation testing instead (bench/mutation.py).
+"""
 
 from __future__ import annotations
 
@@ -22,6 +25,11 @@ BENCHMARKS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["mutation"]:  # its own arguments (modules, --list, --jobs); see bench/mutation.py
+        from bench import mutation
+
+        return mutation.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("names", nargs="*", default=list(BENCHMARKS), help=f"benchmarks: {', '.join(BENCHMARKS)}")
     parser.add_argument("--runs", type=int, default=None, help="repetitions per measurement")

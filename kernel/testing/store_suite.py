@@ -134,6 +134,18 @@ class SessionStoreConformance:
         assert store.get_messages(sid) == [] and store.get_session(sid)["message_count"] == 0
         assert store.counts() == {"sessions": 1, "messages": 0}
 
+    def test_a_write_that_fails_midway_changes_nothing(self, store: SessionStore) -> None:
+        # The child insert fails after the parent was already ended: the whole write must roll back.
+        parent = store.create_session(title="Task")
+        store.append_message(parent, {"role": "user", "content": "keep me"})
+        taken = store.create_session()
+        with pytest.raises(Exception):
+            store.compression_child(parent, [{"role": "user", "content": "summary"}], child_id=taken)
+        row = store.get_session(parent)
+        assert (row["ended_at"], row["end_reason"], row["compression_count"]) == (None, None, 0)
+        assert store.lineage(parent)["children"] == [] and store.resume(parent).session["id"] == parent
+        assert store.counts() == {"sessions": 2, "messages": 1}
+
     def test_threads_with_their_own_handles_lose_nothing(self, store: SessionStore, make_store: Callable[[], SessionStore]) -> None:
         sid = store.create_session()
         errors: list[BaseException] = []

@@ -212,8 +212,6 @@ def _pipeline_reason(commands: list[SimpleCommand]) -> str | None:
                 return "pipes text into a shell or interpreter to run it"
             if index and command.name in _NETWORK and earlier & {"env", "printenv", "set", "export", "declare"}:
                 return "sends the environment (and every key in it) over the network"
-            if index and command.name == "crontab":
-                return "installs, edits or removes the user's cron jobs"
     return None
 
 

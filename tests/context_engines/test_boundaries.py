@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hermes.context_engines.compressor.boundaries import find_boundaries, split
+from hermes.context_engines.compressor.boundaries import Boundaries, find_boundaries, split
 
 from .transcripts import assistant, call, result, user
 
@@ -57,6 +57,16 @@ def test_a_long_single_task_pins_its_request_before_the_tail() -> None:
     sections = split(messages, bounds)
     assert sections.pinned is messages[0] and sections.middle == messages[1 : bounds.tail_start]
     assert sections.tail == messages[bounds.tail_start :] and sections.head == []
+
+
+def test_a_request_that_opens_the_tail_is_pinned_so_no_summary_merges_into_it() -> None:
+    # A second compression with an empty head: the summary goes first, so a request left as the
+    # tail's first message would get the handoff merged into it.
+    messages = [user("[summary of earlier work]"), assistant("a"), user("old"), user("now fix the bug"),
+                assistant(None, call("c", "t")), result("c", "r")]  # fmt: skip
+    sections = split(messages, Boundaries(0, 3))
+    assert sections.pinned is messages[3]
+    assert sections.middle == messages[:3] and sections.tail == messages[4:] and sections.head == []
 
 
 def test_a_request_that_ends_the_list_brings_the_group_before_it() -> None:

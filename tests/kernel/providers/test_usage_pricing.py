@@ -76,5 +76,8 @@ def test_overrides_actual_and_included() -> None:
     assert compute_cost("local", usage, overrides).status == "included"
     actual = compute_cost("anything", usage, reported_usd=0.0123)
     assert (actual.status, actual.amount_usd) == ("actual", 0.0123)
+    # A free call reported by the provider is a fact, not a missing value: the table price must not replace it.
+    free = compute_cost("gpt-4o", usage, reported_usd=0.0)
+    assert (free.status, free.amount_usd, free.pricing_version) == ("actual", 0.0, "provider")
     with pytest.raises(ConfigError, match="pricing.models.bad"):
         compute_cost("bad", usage, {"bad": {"input": "x"}})

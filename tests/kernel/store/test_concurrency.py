@@ -136,6 +136,31 @@ def test_retries_busy_errors_then_gives_up_with_one_line(monkeypatch: pytest.Mon
         with_retries(other)
 
 
+def test_busy_retries_stop_at_their_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fake clock that advances only by the sleeps: the time given up after is exactly what was waited.
+    import hermes.kernel.store.concurrency as concurrency
+
+    class Clock:
+        now = 1000.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def sleep(self, seconds: float) -> None:
+            self.now += seconds
+
+    clock = Clock()
+    monkeypatch.setattr(concurrency, "time", clock)
+
+    def always_locked() -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(StoreBusyError, match="stayed locked for 2 s"):
+        with_retries(always_locked, deadline_s=2.0)
+    waited = clock.now - 1000.0
+    assert 2.0 <= waited < 2.0 + concurrency.RETRY_MAX_S
+
+
 def test_checkpoints_every_50_writes_and_on_close(tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "state.db")
     checkpoints = []

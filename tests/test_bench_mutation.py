@@ -1,0 +1,63 @@
+"""``python -m bench mutation``: its module map and staging config, without running any mutation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from bench import mutation
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The risky modules issue 20 lists.
+RISKY = {
+    "kernel/store/", "kernel/providers/", "kernel/credentials/", "kernel/agent/calling.py", "kernel/agent/loop.py",
+    "kernel/result_budget.py", "context_engines/compressor/", "kernel/redact.py", "kernel/skills/guard.py",
+    "plugins/tools/_danger.py", "kernel/memory/manager.py", "kernel/host.py",
+}  # fmt: skip
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bench", "mutation", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def test_every_risky_module_is_mapped_to_test_files_that_exist() -> None:
+    _, targets, _, _ = mutation.load_config()
+    assert set(targets) == RISKY
+    for module, tests in targets.items():
+        assert (ROOT / module).exists() and tests, module
+        for test in tests:  # test files (or node ids), and pytest options such as --deselect
+            assert (ROOT / test.removeprefix("--deselect=").split("::")[0]).is_file(), test
+
+
+def test_list_prints_each_module_with_its_import_path_and_runs_nothing(tmp_path: Path) -> None:
+    listed = bench("--list", "--out", str(tmp_path))
+    assert listed.returncode == 0, listed.stderr
+    lines = dict(line.split(" -> ", 1) for line in listed.stdout.splitlines())
+    assert set(lines) == RISKY
+    assert lines["kernel/store/"].startswith("hermes/kernel/store/*: tests/kernel/store/")
+    assert lines["plugins/tools/_danger.py"].startswith("hermes/plugins/tools/_danger.py: tests/plugins/tools/test_danger.py")
+    assert list(tmp_path.iterdir()) == []  # nothing ran, nothing written
+    helped = bench("--help")
+    assert helped.returncode == 0 and "--list" in helped.stdout and "kernel/redact.py" in helped.stdout
+
+
+def test_an_unknown_module_is_refused_naming_the_configured_ones() -> None:
+    refused = bench("kernel/nope.py", "--list")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert "unknown module 'kernel/nope.py'" in refused.stderr and "kernel/redact.py" in refused.stderr
+
+
+def test_the_staging_pyproject_limits_mutmut_to_one_module_and_its_tests() -> None:
+    keys, targets, _, package_dir = mutation.load_config()
+    pattern = mutation.staged_pattern("context_engines/compressor/", package_dir)
+    assert pattern == "hermes/context_engines/compressor/*"
+    text = mutation.mutmut_pyproject(keys, pattern, targets["context_engines/compressor/"], ["x.dist-info"],
+                                     {"markers": ["slow: s"]})  # fmt: skip
+    staged = tomllib.loads(text)
+    assert staged["tool"]["mutmut"]["only_mutate"] == [pattern]
+    assert staged["tool"]["mutmut"]["source_paths"] == ["hermes"]
+    assert staged["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == targets["context_engines/compressor/"]
+    assert staged["tool"]["mutmut"]["also_copy"] == ["x.dist-info"] and "targets" not in staged["tool"]["mutmut"]
+    assert staged["tool"]["pytest"]["ini_options"]["markers"] == ["slow: s"]
