@@ -35,7 +35,7 @@ from ..usage import record_request
 from .answers import ReplyRecovery
 from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
-from .history import SKIPPED_RESULT, defuse_fences, fence_memory_context, repair_history
+from .history import SKIPPED_RESULT, defuse_fences, fence_carry_over, fence_memory_context, repair_history
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -603,7 +603,7 @@ def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> s
     notes = state.get(CARRY_OVER_KEY) or {}
     parts = [engine_note.strip()] if engine_note and engine_note.strip() else []
     parts += [f"## {heading}\n{text.strip()}" for heading, text in notes.items() if text and text.strip()]
-    return "\n\n".join(parts) or None
+    return fence_carry_over("\n\n".join(parts))
 
 
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "reasoning")

@@ -47,7 +47,7 @@ def _root(
 # Built-in commands load on first use; the help line is what `hermes --help` shows
 # (tests/kernel/cli/test_lazy.py checks it matches the command's docstring).
 BUILTIN_COMMANDS = {
-    "chat": LazyCommand(".chat", "chat", "Chat with the agent (REPL), or answer one question with -q."),
+    "chat": LazyCommand(".chat", "chat", "Chat with the agent (REPL), or answer once with -q or what is piped in."),
     "sessions": LazyCommand(".sessions", "app", "Browse, search, branch, export and delete stored sessions."),
     "usage": LazyCommand(".usage_cmd", "usage", "Show token usage, cost and API calls for one session or all of them."),
     "config": LazyCommand(".config_cmd", "app", "Read and change configuration (config.yaml and .env)."),

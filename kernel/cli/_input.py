@@ -1,7 +1,10 @@
 """What the user typed, before any request: one-shot prompts, attached files, size limits.
 
 ``-q -`` reads the prompt from standard input (so a 5 MB prompt never meets
-the argument-list limit), ``--file PATH`` attaches a file, an empty prompt is
+the argument-list limit), and so does a bare ``hermes chat`` whose standard
+input is a pipe or a file (``echo hi | hermes chat`` answers once, as shell
+tools do); ``--repl`` asks for the REPL on such an input instead (scripted
+sessions). ``--file PATH`` attaches a file, an empty prompt is
 refused, and a message that cannot fit the model's context window is refused
 with one line saying how large it is and what fits.
 """
@@ -28,16 +31,26 @@ class InputError(HermesError):
     exit_code = 2
 
 
-def read_prompt(query: str | None, files: list[Path], stdin: TextIO | None = None) -> str | None:
-    """The one-shot message from ``-q`` (``-`` reads stdin) and ``--file``; None means the REPL."""
-    if query == "-":
-        stream = stdin or sys.stdin
-        if stream.isatty():
+def read_prompt(query: str | None, files: list[Path], stdin: TextIO | None = None, *, repl: bool = False) -> str | None:
+    """The one-shot message from ``-q`` (``-`` reads stdin), ``--file`` or a piped stdin; None means the REPL."""
+    stream = stdin or sys.stdin
+    if repl:
+        if query is not None or files:
+            raise InputError("--repl starts the REPL; drop -q/--file to use it, or drop --repl to answer once")
+        return None
+    piped = query is None and not files and not _is_tty(stream)
+    if query == "-" or piped:
+        if query == "-" and _is_tty(stream):
             raise InputError("-q - reads the message from standard input; pipe it in (echo hi | hermes chat -q -)")
         try:
             query = stream.read()
         except UnicodeDecodeError as exc:
             raise InputError(f"standard input is not UTF-8 text (byte {exc.start}); convert it first") from None
+        if piped and not query.strip():
+            raise InputError(
+                "the message is empty: standard input is not a terminal, so hermes chat answers what is piped "
+                "in (echo hi | hermes chat); pass --repl to read REPL lines from it instead"
+            )
     if query is None and not files:
         return None
     parts = [query.strip()] if query and query.strip() else []
@@ -45,6 +58,16 @@ def read_prompt(query: str | None, files: list[Path], stdin: TextIO | None = Non
     if not parts:
         raise InputError("the message is empty; give text with -q TEXT, -q - (standard input) or --file PATH")
     return "\n\n".join(parts)
+
+
+def _is_tty(stream: TextIO | None) -> bool:
+    """A closed or missing standard input (``hermes chat <&-``) counts as a terminal: nothing to read."""
+    if stream is None:
+        return True
+    try:
+        return stream.isatty()
+    except (ValueError, OSError):
+        return True
 
 
 def attach_file(path: Path) -> str:

@@ -76,8 +76,11 @@ def chat(
     toolsets: Annotated[Optional[str], typer.Option("--toolsets", "-t", help="Comma-separated toolsets to load.")] = None,
     profile: Annotated[Optional[str], typer.Option("--profile", "-p", help="Use profile NAME.")] = None,
     yolo: Annotated[bool, typer.Option("--yolo", help="Approve everything that would ask (the deny list stays closed).")] = False,
+    repl_mode: Annotated[
+        bool, typer.Option("--repl", help="Start the REPL even when standard input is a pipe (scripted sessions).")
+    ] = False,
 ) -> None:
-    """Chat with the agent (REPL), or answer one question with -q."""
+    """Chat with the agent (REPL), or answer once with -q or what is piped in."""
     from ..agent.factory import build_agent, describe_result
     from ._display import ChatDisplay
     from ._input import check_fits, read_prompt
@@ -85,7 +88,7 @@ def chat(
     app_state = state(ctx)
     if profile is not None:
         app_state.profile = profile
-    query = read_prompt(query, list(files or []))
+    query = read_prompt(query, list(files or []), repl=repl_mode)
     config = app_state.config
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)

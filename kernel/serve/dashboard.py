@@ -21,7 +21,7 @@ from .errors import RequestError
 from .keys import cookie_for, match_key
 from .pages import layout, login_page, message_html, session_tree, ts
 
-__all__ = ["compression_notes", "dashboard_routes"]
+__all__ = ["compaction_record", "compression_notes", "dashboard_routes", "fidelity_html"]
 
 _SESSION_LIMIT = 500
 _SECURITY_HEADERS = {
@@ -112,6 +112,28 @@ def compression_notes(store: Any, session: dict[str, Any], messages: list[dict[s
     return [int(m["id"]) for m in messages if float(m.get("timestamp") or 0) <= created and str(m.get("content")) not in seen]
 
 
+def compaction_record(store: Any, session_id: str) -> dict[str, Any] | None:
+    """The compression record that created (else ended) the session; None when the store keeps none."""
+    read = getattr(store, "compaction", None)  # a store backend without compaction records still shows the page
+    return read(session_id) if callable(read) else None
+
+
+def fidelity_html(record: dict[str, Any] | None) -> str:
+    """``fidelity 0.83 · missing: … · note edited in review`` for one compression record."""
+    if record is None:
+        return "<span class='fidelity' data-fidelity=''>fidelity: not recorded</span>"
+    score = record.get("fidelity")
+    if score is None:
+        text = f"fidelity: not scored by {html.escape(str(record.get('engine') or 'the engine'))}"
+    else:
+        text = f"fidelity {float(score):.2f}"
+    missing = [str(m) for m in record.get("missing") or []]
+    text += " · missing: " + (", ".join(html.escape(m) for m in missing) if missing else "nothing")
+    text += " · note edited in review" if record.get("edited") else " · note not edited"
+    value = "" if score is None else f"{float(score):.2f}"
+    return f"<span class='fidelity' data-fidelity='{value}'>{text}</span>"
+
+
 def session_page(request: Request) -> Response:
     store = _state(request).store()
     session_id = request.path_params["session_id"]
@@ -135,11 +157,16 @@ def session_page(request: Request) -> Response:
         facts.append(f"continues: {chain}")
     if kids:
         facts.append(f"continued by: {kids}")
+    record = compaction_record(store, session_id)
     if notes:
         parent = store.get_session(session.get("parent_session_id"))
+        created = record if record and record.get("session_id") == session_id else None
         facts.append(f"<span class='note'>compressed from {html.escape(str(parent['id']))} "
                      f"({parent.get('message_count') or 0} messages → {len(messages)}); "
-                     f"{len(notes)} compression note(s) below; fidelity: not recorded by the engine</span>")  # fmt: skip
+                     f"{len(notes)} compression note(s) below; {fidelity_html(created)}</span>")  # fmt: skip
+    if record and record.get("parent_session_id") == session_id:
+        child = html.escape(str(record.get("session_id")))
+        facts.append(f"<span class='note'>compressed into <a href='/session/{child}'>{child}</a>; {fidelity_html(record)}</span>")
     body = "".join(f"<p>{fact}</p>" for fact in facts)
     body += "<p><button id='toggle-tools' type='button'>unfold tool calls</button></p>"
     body += "".join(message_html(m, note=int(m["id"]) in notes) for m in messages) or "<p>no messages</p>"

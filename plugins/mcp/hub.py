@@ -50,6 +50,7 @@ class ServerState:
     has_prompts: bool = False
     prompts: list[dict[str, Any]] = field(default_factory=list)
     pid: int | None = None
+    relisting: int = 0  # tools/list_changed re-lists under way; the next step waits for them
     restarts: int = 0
     started_at: float = 0.0
     connect_seconds: float = 0.0
@@ -135,15 +136,7 @@ class _Server:
         )
         init = await session.initialize()
         caps = init.capabilities
-        tools: list[dict[str, Any]] = []
-        if caps.tools is not None:
-            cursor = None
-            while True:
-                page = await session.list_tools(params=_page(cursor))
-                tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+        tools = await _list_tools(session) if caps.tools is not None else []
         prompts: list[dict[str, Any]] = []
         if caps.prompts is not None:
             listed = await session.list_prompts()
@@ -185,11 +178,15 @@ class _Server:
             return
         method = getattr(getattr(message, "root", message), "method", "")
         if method == "notifications/tools/list_changed" and self.session is not None:
+            # Over HTTP the tool call's result can arrive while this re-list is still out;
+            # McpHub.wait_relisted holds the next step until the new list is in.
+            self.state.relisting += 1
             try:
-                page = await self.session.list_tools()
-                self.state.tools = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
+                self.state.tools = await _list_tools(self.session)
             except Exception as exc:
                 log.debug("re-listing tools of %r failed: %s", self.state.spec.name, exc)
+            finally:
+                self.state.relisting -= 1
 
     async def ready_session(self) -> Any:
         """The live session, waiting through a restart; McpCallError when the server is down."""
@@ -211,6 +208,18 @@ class _Server:
             self.state.status = "restarting"
             self.settled.clear()
             self.lost.set()
+
+
+async def _list_tools(session: Any) -> list[dict[str, Any]]:
+    """Every tool the server lists, page by page, as JSON dicts."""
+    tools: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = await session.list_tools(params=_page(cursor))
+        tools.extend(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
 
 
 def _page(cursor: str | None) -> Any:
@@ -379,6 +388,12 @@ class McpHub:
             asyncio.run_coroutine_threadsafe(asyncio.wait_for(settled(), limit), self._loop).result()
         except (asyncio.TimeoutError, concurrent.futures.TimeoutError, TimeoutError):
             pass
+
+    def wait_relisted(self, timeout: float = 10.0) -> None:
+        """Block while a server re-lists its tools after ``tools/list_changed`` (at most ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while any(s.relisting for s in self.states.values()) and time.monotonic() < deadline:
+            time.sleep(0.01)  # a re-list is one request; polling keeps the loop free of agent threads
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop every server and the loop; no child process outlives this call."""

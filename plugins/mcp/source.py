@@ -113,6 +113,7 @@ class McpToolSource(ToolSource):
             return []
         hub.start()
         hub.wait_ready()
+        hub.wait_relisted()  # a tool added mid-session is offered on the very next step
         states = list(hub.states.values())
         # Rebuild only when a server's listing changed (tools/list_changed, restart).
         key = tuple((s.spec.name, s.status == "ready" or bool(s.tools), id(s.tools), id(s.prompts)) for s in states)

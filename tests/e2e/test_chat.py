@@ -41,9 +41,17 @@ def chat_env(server: FakeModelServer, provider: str = "openai") -> dict[str, str
     }
 
 
-def hermes_chat(*args: str, env: dict[str, str], cwd: Path, input: str | None = None, timeout: float = 120):
+ONE_SHOT = {"-q", "--query", "-f", "--file"}
+
+
+def hermes_chat(*args: str, env: dict[str, str], cwd: Path, input: str | None = None, timeout: float = 120,
+                repl: bool | None = None):  # fmt: skip
+    """``hermes chat`` in a subprocess; lines given as ``input`` drive the REPL (``--repl``) unless a
+    one-shot option is among ``args`` or ``repl=False`` asks for a piped one-shot prompt."""
+    if repl is None:
+        repl = input is not None and not ONE_SHOT & set(args)
     return subprocess.run(
-        [sys.executable, "-m", "hermes.kernel", "chat", *args],
+        [sys.executable, "-m", "hermes.kernel", "chat", *(["--repl"] if repl else []), *args],
         capture_output=True, text=True, env=env, cwd=cwd, input=input, timeout=timeout,
     )
 

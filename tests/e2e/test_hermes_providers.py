@@ -148,7 +148,7 @@ def test_compression_and_session_switches_reach_a_hermes_provider_translated(
     # A short conversation compresses only with a tail floor under the default 20 messages.
     small = {"HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05",
              "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"}
-    repl = run("chat", input=f"{asked}/compress\n/new\nand again\n/exit\n", extra=small)
+    repl = run("chat", "--repl", input=f"{asked}/compress\n/new\nand again\n/exit\n", extra=small)
     assert repl.returncode == 0, repl.stderr
     assert "compacted context" in repl.stderr, repl.stderr
     log = calls(hermes_home / "factbook" / "calls.jsonl")

@@ -103,3 +103,55 @@ def test_could_not_connect_is_said_once(tmp_path: Path, hermes_home: Path) -> No
     assert result.stderr.count("could not connect to the model API") == 1, result.stderr
     assert "dropped before the response" not in result.stderr and "Traceback" not in result.stderr
     assert db_rows(hermes_home, "SELECT role, content FROM messages") == [("user", "hi")]  # nothing lost
+
+
+def test_piped_stdin_without_q_answers_once(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
+    """``echo ... | hermes chat`` answers the piped text once, like ``-q -``; nothing of it runs as a REPL line."""
+    fake_model_server.reply("answered once")
+    piped = "/help is not a command here\nsecond line\n"
+    result = hermes_chat(input=piped, repl=False, env=chat_env(fake_model_server), cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "answered once\n"), result.stderr
+    (request,) = fake_model_server.requests
+    assert request.body["messages"][-1]["content"] == "/help is not a command here\nsecond line"
+    assert db_rows(hermes_home, "SELECT role, content FROM messages WHERE role != 'system' ORDER BY id") == [
+        ("user", "/help is not a command here\nsecond line"), ("assistant", "answered once")]  # fmt: skip
+    assert "/help lists" not in result.stderr and "bye" not in result.stdout.lower()
+
+
+def test_empty_pipe_is_refused_and_names_repl(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
+    for stdin in ("", "  \n\n"):
+        result = hermes_chat(input=stdin, repl=False, env=chat_env(fake_model_server), cwd=tmp_path)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr.startswith("error: the message is empty") and "--repl" in result.stderr
+    mixed = hermes_chat("--repl", "-q", "hi", env=chat_env(fake_model_server), cwd=tmp_path)
+    assert mixed.returncode == 2 and mixed.stderr == "error: --repl starts the REPL; drop -q/--file to use it, or drop --repl to answer once\n"
+    assert fake_model_server.requests == [] and not (hermes_home / "state.db").exists()
+
+
+def test_repl_flag_reads_lines_from_a_pipe(fake_model_server: FakeModelServer, tmp_path: Path) -> None:
+    fake_model_server.reply("first answer").reply("second answer")
+    result = hermes_chat("--repl", input="one\ntwo\n/exit\n", env=chat_env(fake_model_server), cwd=tmp_path)
+    assert result.returncode == 0 and "first answer" in result.stdout and "second answer" in result.stdout, result.stderr
+    assert [r.body["messages"][-1]["content"] for r in fake_model_server.requests] == ["one", "two"]
+
+
+def test_a_terminal_stdin_still_opens_the_repl(fake_model_server: FakeModelServer, tmp_path: Path) -> None:
+    """On a terminal (a pty here) a bare ``hermes chat`` is the REPL, as before: two lines, two turns."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    fake_model_server.reply("tty one").reply("tty two")
+    main, secondary = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "hermes.kernel", "chat"], stdin=secondary, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=chat_env(fake_model_server), cwd=tmp_path)  # fmt: skip
+        os.close(secondary)
+        os.write(main, b"one\ntwo\n/exit\n")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(main)
+    assert proc.returncode == 0, err
+    assert "tty one" in out and "tty two" in out
+    assert [r.body["messages"][-1]["content"] for r in fake_model_server.requests] == ["one", "two"]

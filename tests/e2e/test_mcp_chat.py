@@ -289,3 +289,25 @@ def test_a_server_that_never_answers_times_out_at_start_and_is_stopped(
     assert not any(name.startswith("mcp_mute") for name in offered(server))
     # Whether or not it got as far as writing its PID, no process with its command line survives.
     assert wait_for(lambda: not running_with(str(pid_file)), 10)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_a_tool_added_mid_session_is_offered_on_the_next_step(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path, marks: Path, transport: str
+) -> None:
+    """``notifications/tools/list_changed``: the server adds ``shout`` during a call; the next model step is offered it and can call it."""
+    server = fake_model_server
+    with http_demo(tmp_path, marks) as url:
+        spec = stdio_server(marks) if transport == "stdio" else {"url": url}
+        write_config(hermes_home, {"demo": spec})
+        server.tool_calls(("mcp_demo_grow", {}))
+        server.tool_calls(("mcp_demo_shout", {"text": "louder"}))
+        server.reply("It shouted.")
+        result = hermes_chat("-q", "grow a tool and use it", env=chat_env(server), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "It shouted.\n"
+    assert "mcp_demo_grow" in offered(server, 0) and "mcp_demo_shout" not in offered(server, 0)
+    assert "mcp_demo_shout" in offered(server, 1)  # re-listed after the notification, before the next step
+    assert offered(server, 1)["mcp_demo_shout"]["parameters"]["required"] == ["text"]
+    results = tool_results(server)
+    assert list(results.values()) == ["added shout", "LOUDER"]

@@ -75,7 +75,7 @@ def test_the_selected_provider_changes_what_the_next_session_recalls(
     for i in range(turns + 2):  # spare replies: a summary request takes one too
         server.reply(f"answer {i} " + "detail " * 60)
     asked = "".join(f"step {i} of the deployment plan\n" for i in range(turns))
-    third = venv_hermes("chat", input=f"{asked}/compress\n/exit\n", extra={**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"})
+    third = venv_hermes("chat", "--repl", input=f"{asked}/compress\n/exit\n", extra={**env, "HERMES_MODEL__CONTEXT_LENGTH": "8000", "HERMES_COMPRESSION__TARGET_RATIO": "0.05", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3"})
     assert third.returncode == 0, third.stderr
     assert "compacted context" in third.stderr, third.stderr
     summaries = [json.dumps(r.body) for r in server.requests if "<plugin-context>" in json.dumps(r.body)]

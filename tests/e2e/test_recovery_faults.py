@@ -246,7 +246,7 @@ def test_termination_stops_the_tool_child_and_ends_the_session(fake_model_server
                                                                sig: signal.Signals) -> None:
     fake_model_server.tool_calls(("terminal", {"command": "echo $$ > child.pid; exec sleep 60", "timeout": 120}))
     env = chat_env(fake_model_server)
-    proc = _start(env, workdir)  # the REPL
+    proc = _start(env, workdir, "--repl")  # the REPL, driven through a pipe
     assert proc.stdin is not None
     proc.stdin.write("run the long job\n")
     proc.stdin.flush()

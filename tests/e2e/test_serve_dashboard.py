@@ -94,6 +94,10 @@ def seed(home: Path) -> dict[str, str]:
         ])  # fmt: skip
         store.record_usage(middle, CanonicalUsage(input_tokens=800, output_tokens=200, request_count=1), CostResult(0.004, "estimated"))
         tip = store.compression_child(middle, [{"role": "user", "content": "[CONTEXT HANDOFF] Summary: steps one and two done."}])
+        # What each compression kept, as the kernel records it (issue 15): scores, misses, review edits.
+        store.record_compaction(middle, parent_session_id=root, engine="compressor", fidelity=0.61, missing=[], edited=False)
+        store.record_compaction(tip, parent_session_id=middle, engine="compressor", fidelity=0.83,
+                                missing=["path: launch.md", "number: <42>"], handoff="steps one and two done", edited=True)  # fmt: skip
         other = store.create_session(source="api", model="model-b")
         store.append_messages(other, [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}])
         store.record_usage(other, CanonicalUsage(input_tokens=500, output_tokens=50, request_count=1), CostResult(0.001, "actual"))
@@ -139,8 +143,12 @@ def test_dashboard_pages_in_headless_chromium(fake_model_server: FakeModelServer
     tip = doms["session-tip"]
     assert f"compressed from {ids['middle']}" in tip and "compression note" in tip
     assert "steps one and two done" in tip
+    assert "fidelity 0.83 · missing: path: launch.md, number: &lt;42&gt; · note edited in review" in tip
+    assert re.search(r"<span class=\"fidelity\" data-fidelity=\"0.83\">", tip) and "not recorded" not in tip
     assert re.search(rf'href="/session/{ids["middle"]}">{ids["middle"]}</a>\s*<span class="reason">\(compression\)', tip)
     root = doms["session-root"]
+    assert re.search(rf'compressed into <a href="/session/{ids["middle"]}">{ids["middle"]}</a>; '
+                     r'<span class="fidelity" data-fidelity="0.61">fidelity 0.61 · missing: nothing · note not edited', root)  # fmt: skip
     assert root.count('<details class="tool-call"') == 2 and "calls read_file" in root  # call and result, folded
     assert "<details class=\"tool-call\" open" not in root
 

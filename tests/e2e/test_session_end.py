@@ -33,7 +33,7 @@ def _assistant_count(home: Path) -> int:
 
 
 def _open_repl(server: FakeModelServer, cwd: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "hermes.kernel", "chat"], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "hermes.kernel", "chat", "--repl"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=chat_env(server), cwd=cwd)  # fmt: skip
 
 

@@ -30,15 +30,15 @@ def test_add_list_tools_test_disable_enable_remove(hermes, hermes_home: Path, tm
     listed = hermes("mcp", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     (row,) = json.loads(listed.stdout)
-    assert (row["name"], row["status"], row["tools"], row["resources"], row["prompts"]) == ("demo", "ready", 9, True, 1)
+    assert (row["name"], row["status"], row["tools"], row["resources"], row["prompts"]) == ("demo", "ready", 10, True, 1)
 
     tools = hermes("mcp", "tools", "demo", "--json")
     names = [t["name"] for t in json.loads(tools.stdout)]
-    assert "mcp_demo_echo" in names and len(names) == 9
+    assert "mcp_demo_echo" in names and len(names) == 10
 
     tested = hermes("mcp", "test", "demo")
     assert tested.returncode == 0, tested.stderr
-    assert tested.stdout.startswith("demo: connected in ") and "9 tools" in tested.stdout and "ping" in tested.stdout
+    assert tested.stdout.startswith("demo: connected in ") and "10 tools" in tested.stdout and "ping" in tested.stdout
     assert all(not Path(f"/proc/{pid}").exists() for pid in pids(marks))  # every probe stopped its server
 
     assert hermes("mcp", "disable", "demo").returncode == 0

@@ -99,6 +99,20 @@ async def ask_model(question: str, ctx: Context) -> str:
     return f"model said: {content.text if isinstance(content, TextContent) else content}"
 
 
+def shout(text: str) -> str:
+    """Return the text in capitals (offered only after ``grow`` ran)."""
+    return text.upper()
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the ``shout`` tool and tell the client its tool list changed."""
+    if "shout" not in {t.name for t in await server.list_tools()}:
+        server.add_tool(shout)
+    await ctx.session.send_tool_list_changed()
+    return "added shout"
+
+
 @server.resource("demo://readme", mime_type="text/plain")
 def readme() -> str:
     """The demo readme."""
