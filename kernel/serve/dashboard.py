@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from ..redact import redact_data, redact_snippet
 from .charts import bar_chart, usage_by
 from .errors import RequestError
 from .keys import cookie_for, match_key
@@ -78,7 +79,7 @@ async def login(request: Request) -> Response:
 
 def sessions_page(request: Request) -> Response:
     store = _state(request).store()
-    sessions = store.list_sessions(limit=_SESSION_LIMIT)
+    sessions = redact_data(store.list_sessions(limit=_SESSION_LIMIT))  # titles can hold a pasted key
     body = ("<p><input id='filter' placeholder='filter sessions'> "
             f"<span class='reason'>{len(sessions)} session(s), newest lineage first</span></p>" + session_tree(sessions))  # fmt: skip
     return _page("sessions", body)
@@ -95,7 +96,7 @@ def search_page(request: Request) -> Response:
         return _page("search", "<p>type words to find in every stored message (compressed sessions included)</p>")
     hits = _state(request).store().search(query, limit=50, context=False)
     rows = [f"<div class='hit'><a href='/session/{html.escape(h.session_id)}#m{h.message_id}'>{html.escape(h.session_id)}</a> "
-            f"<span class='reason'>{html.escape(h.role)} · {html.escape(ts(h.timestamp))}</span><div>{_snippet(h.snippet)}</div></div>"
+            f"<span class='reason'>{html.escape(h.role)} · {html.escape(ts(h.timestamp))}</span><div>{_snippet(redact_snippet(h.snippet))}</div></div>"
             for h in hits]  # fmt: skip
     summary = f"<p class='reason' id='hit-count'>{len(hits)} match(es) for “{html.escape(query)}”</p>"
     return _page("search", summary + "".join(rows), query=query)
@@ -115,7 +116,7 @@ def compression_notes(store: Any, session: dict[str, Any], messages: list[dict[s
 def compaction_record(store: Any, session_id: str) -> dict[str, Any] | None:
     """The compression record that created (else ended) the session; None when the store keeps none."""
     read = getattr(store, "compaction", None)  # a store backend without compaction records still shows the page
-    return read(session_id) if callable(read) else None
+    return redact_data(read(session_id)) if callable(read) else None
 
 
 def fidelity_html(record: dict[str, Any] | None) -> str:
@@ -137,10 +138,11 @@ def fidelity_html(record: dict[str, Any] | None) -> str:
 def session_page(request: Request) -> Response:
     store = _state(request).store()
     session_id = request.path_params["session_id"]
-    session = store.get_session(session_id)
+    session = redact_data(store.get_session(session_id))
     if session is None:
         return _page("not found", f"<p>no session {html.escape(session_id)}</p>", status=404)
-    messages = store.get_messages(session_id)
+    # Whatever was stored (a user message with a key in it), the page never shows a secret.
+    messages = redact_data(store.get_messages(session_id))
     notes = set(compression_notes(store, session, messages))
     lineage = store.lineage(session_id)
     chain = " ← ".join(f"<a href='/session/{html.escape(a['id'])}'>{html.escape(a['id'])}</a> "

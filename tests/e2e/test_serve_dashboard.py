@@ -193,3 +193,19 @@ def test_dashboard_sign_in_sets_a_cookie_that_opens_every_page(fake_model_server
         with pytest.raises(urllib.error.HTTPError) as revoked:
             opener.open(server.url + "/usage")
         assert revoked.value.code == 303  # the cookie died with its key
+
+
+def test_dashboard_pages_never_show_a_stored_secret(fake_model_server: FakeModelServer, hermes_home: Path) -> None:
+    # A user can paste a key into a message or a title; the store keeps what was typed,
+    # and every page (list, session, search) shows the redaction marker instead.
+    secret = "sk-proj-" + "Zq7" * 12
+    hermes_home.mkdir(parents=True, exist_ok=True)
+    with SessionStore(hermes_home / "state.db") as store:
+        sid = store.create_session(source="cli", model="model-a", title=f"key {secret}")
+        store.append_messages(sid, [{"role": "user", "content": f"zanzibar token {secret} please"},
+                                    {"role": "assistant", "content": "noted"}])  # fmt: skip
+    with ServeProcess(serve_env(fake_model_server, hermes_home)) as server:
+        pages = [urllib.request.urlopen(server.url + path).read().decode()
+                 for path in ("/", f"/session/{sid}", "/search?q=zanzibar")]  # fmt: skip
+    assert all(secret not in page and secret[8:20] not in page for page in pages)
+    assert "zanzibar" in pages[2] and "[REDACTED:" in pages[1]
