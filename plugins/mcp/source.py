@@ -15,12 +15,13 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes.kernel import Tool, ToolContext, ToolError, ToolSource
 
 from .convert import render_result, safe_schema, tool_name
-from .hub import McpCallError, McpHub, ServerState
+if TYPE_CHECKING:  # the hub (asyncio, threads) is imported only once a server is configured
+    from .hub import McpHub, ServerState
 from .settings import GlobalSettings, ServerSpec, parse_servers
 
 __all__ = ["McpToolSource", "admin", "close_all_hubs", "hub_for"]
@@ -47,6 +48,8 @@ def _lookup(home: Any) -> dict[str, str]:
 
 def hub_for(config: Any, home: Any, *, sampler: Any = None) -> McpHub:
     """The process's hub for this home and ``mcp`` section (created, not started)."""
+    from .hub import McpHub
+
     section = config.get("mcp", {}) if config is not None else {}
     section = section if isinstance(section, dict) else {}
     key = json.dumps([str(getattr(home, "path", "")), section], sort_keys=True, default=str)
@@ -100,12 +103,17 @@ class McpToolSource(ToolSource):
         self.sampler = Sampler(GlobalSettings.from_config(section if isinstance(section, dict) else {}), config, home)
         if self.hub is not None:
             self.close()  # configured again: let go of the previous hub
+        results = getattr(home, "results_dir", None)
+        self._results_dir = Path(results) if results is not None else None
+        specs, problems = parse_servers(section if isinstance(section, dict) else {})
+        if not specs:  # nothing to serve: no hub, and the chat pays nothing for MCP
+            for problem in problems:
+                log.warning("mcp: %s", problem)
+            return
         self.hub = hub_for(config, home, sampler=self.sampler)
         self.hub.users += 1
         if self.hub.sampler is not self.sampler:  # a shared hub: calls bind its sampler
             self.sampler = self.hub.sampler
-        results = getattr(home, "results_dir", None)
-        self._results_dir = Path(results) if results is not None else None
 
     def tools(self) -> list[Tool]:
         hub = self.hub
@@ -173,6 +181,8 @@ class McpToolSource(ToolSource):
         assert self.hub is not None
         if self.sampler is not None:
             self.sampler.bind(ctx)
+        from .hub import McpCallError
+
         try:
             return self.hub.run(spec.name, operation, is_interrupted=ctx.is_interrupted, what=what)
         except McpCallError as exc:
