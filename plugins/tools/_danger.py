@@ -16,6 +16,7 @@ sandbox: a command assembled at run time can always get past it.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ._shell import SHELLS, SimpleCommand, simple_commands
@@ -181,8 +182,14 @@ RAW_PATTERNS: list[tuple[str, str]] = [
     (r"(?:^|[;&|\s])HIST(?:FILE|SIZE|FILESIZE)=(?:/dev/null|0)?(?:\s|;|$)", "wipes or disables the shell history"),
 ]
 
-_COMPILED = [(re.compile(pattern), reason) for pattern, reason in DANGEROUS_PATTERNS]
-_RAW_COMPILED = [(re.compile(pattern), reason) for pattern, reason in RAW_PATTERNS]
+@functools.cache
+def _compiled() -> tuple[list[tuple[re.Pattern[str], str]], list[tuple[re.Pattern[str], str]]]:
+    """The parsed-form and raw-text patterns, compiled at the first check, not at import:
+    a chat that runs no command never pays for them."""
+    return (
+        [(re.compile(pattern), reason) for pattern, reason in DANGEROUS_PATTERNS],
+        [(re.compile(pattern), reason) for pattern, reason in RAW_PATTERNS],
+    )
 _CODE_STRING_RE = re.compile(r"(?:system|popen|run|call|check_output|check_call|Popen|exec|execSync|spawnSync|`)\s*\(?\s*(['\"])(.+?)\1")
 
 
@@ -240,13 +247,13 @@ def _code_reason(command: SimpleCommand) -> str | None:
 
 
 def _line_reason(command: str, depth: int = 0) -> str | None:
-    for regex, reason in _RAW_COMPILED:
+    for regex, reason in _compiled()[1]:
         if regex.search(command):
             return reason
     commands = simple_commands(command)
     for parsed in commands:
         line = parsed.line()
-        for regex, reason in _COMPILED:
+        for regex, reason in _compiled()[0]:
             if regex.search(line):
                 return reason
         reason = _substitution_reason(parsed) or (_code_reason(parsed) if depth == 0 else None)
