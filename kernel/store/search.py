@@ -20,6 +20,7 @@ from typing import Any, Literal
 from .lineage import MAX_DEPTH
 from .query import MAX_QUERY_CHARS, MAX_TERMS, parse_query, positive_terms, to_fts5
 from .schema import has_trigram_index
+from .snippets import Highlighter
 from .titles import escape_like
 
 __all__ = [
@@ -95,11 +96,18 @@ def _run(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[tuple[An
 
 
 def _fts_rows(
-    conn: sqlite3.Connection, table: str, match: str, where: str, params: list[Any], order: SortOrder, limit: int
+    conn: sqlite3.Connection,
+    table: str,
+    match: str,
+    where: str,
+    params: list[Any],
+    order: SortOrder,
+    limit: int,
+    highlighter: Highlighter | None = None,
+    context: bool = False,
 ) -> list[tuple[Any, ...]]:
     # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
-    # order, which FTS5 walks backwards and stops at ``limit``), then build
-    # snippets for those only, in one statement.
+    # order, which FTS5 walks backwards and stops at ``limit``), then read those rows.
     # CROSS JOIN fixes the join order (SQLite's rule): the full-text index drives,
     # rows are looked up by key. Left to itself the planner may walk sessions first.
     joins = f" CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id" if where else ""
@@ -111,14 +119,32 @@ def _fts_rows(
     ids = [row[0] for row in _run(conn, sql, [match, *params, limit])]
     if not ids:
         return []
-    marks = ",".join("?" * len(ids))
-    detail = (
-        f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
-        f"snippet({table}, -1, '**', '**', '…', 12) "
-        f"FROM {table} CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id "
-        f"WHERE {table} MATCH ? AND {table}.rowid IN ({marks})"
-    )
-    found = {row[0]: row for row in _run(conn, detail, [match, *ids])}
+    values = ",".join(["(?)"] * len(ids))
+    if highlighter is not None:
+        # Snippets cut in Python from the row (snippets.py): FTS5's snippet() would seek
+        # every hit with the whole query again, which costs as much as choosing them.
+        # The neighbours come in the same statement when asked for.
+        detail = (
+            f"WITH ids(id) AS (VALUES {values}) "
+            "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id, "
+            f"m.content, m.tool_name, m.tool_args{_NEIGHBOUR_COLUMNS if context else ''} "
+            "FROM ids CROSS JOIN messages m ON m.id = ids.id CROSS JOIN sessions s ON s.id = m.session_id"
+            f"{_NEIGHBOUR_JOINS if context else ''}"
+        )
+        found = {
+            row[0]: (*row[:6], highlighter.snippet(row[7:10]), row[6], *row[10:]) for row in conn.execute(detail, ids)
+        }
+    else:
+        # The ids drive the join, so the index seeks each one instead of matching again.
+        detail = (
+            f"WITH ids(id) AS (VALUES {values}) "
+            f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
+            f"snippet({table}, -1, '**', '**', '…', 12), s.parent_session_id "
+            f"FROM ids CROSS JOIN {table} CROSS JOIN messages m ON m.id = {table}.rowid "
+            f"CROSS JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ? AND {table}.rowid = ids.id"
+        )
+        found = {row[0]: row for row in _run(conn, detail, [*ids, match])}
     return [found[i] for i in ids if i in found]
 
 
@@ -132,7 +158,7 @@ def _like_rows(
         pattern = "%" + escape_like(text) + "%"
         like_params += [pattern, pattern]
     sql = (
-        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, substr(m.content, 1, 200) "
+        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, substr(m.content, 1, 200), s.parent_session_id "
         f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE {likes}{where} "
         "ORDER BY m.id DESC LIMIT ?"
     )
@@ -146,6 +172,17 @@ def _cut(row: tuple[Any, ...] | None) -> dict[str, Any] | None:
     if len(content) > CONTEXT_CHARS:
         content = content[:CONTEXT_CHARS] + "…"
     return {"message_id": row[0], "role": row[1], "content": content, "tool_name": row[3]}
+
+
+# A hit's neighbours in its session, as columns of the statement that reads the hit.
+_NEIGHBOUR_COLUMNS = (
+    f", b.id, b.role, substr(b.content, 1, {CONTEXT_CHARS + 1}), b.tool_name"
+    f", a.id, a.role, substr(a.content, 1, {CONTEXT_CHARS + 1}), a.tool_name"
+)
+_NEIGHBOUR_JOINS = (
+    " LEFT JOIN messages b ON b.id = (SELECT max(id) FROM messages WHERE session_id = m.session_id AND id < m.id)"
+    " LEFT JOIN messages a ON a.id = (SELECT min(id) FROM messages WHERE session_id = m.session_id AND id > m.id)"
+)
 
 
 def _neighbours(conn: sqlite3.Connection, hits: list[tuple[str, int]]) -> dict[tuple[int, str], tuple[Any, ...]]:
@@ -192,9 +229,10 @@ def build_hits(
     roots: dict[str, tuple[str, str | None]],
     neighbours: dict[tuple[int, str], tuple[Any, ...]] | None,
 ) -> list[SearchHit]:
-    """SearchHits from ``(id, session_id, role, timestamp, source, title, snippet)`` rows (any backend)."""
+    """SearchHits from ``(id, session_id, role, timestamp, source, title, snippet, ...)`` rows (any
+    backend); columns after the seventh are ignored."""
     hits = []
-    for message_id, sid, msg_role, timestamp, src, title, snippet in rows:
+    for message_id, sid, msg_role, timestamp, src, title, snippet, *_ in rows:
         root, root_title = roots.get(sid, (sid, title))
         hit = SearchHit(
             session_id=sid,
@@ -238,7 +276,7 @@ def search_messages(
         return []
     where, params = _filters(source, role, session_id)
     match = to_fts5(node)
-    rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit)
+    rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit, Highlighter(node), context)
     if not rows and not _all_words_known(conn, _leaves(node)):
         terms = _leaves(node)
         use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
@@ -251,8 +289,14 @@ def search_messages(
             rows = _fts_rows(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit)
         elif plain:
             rows = _like_rows(conn, [(t.text, t.prefix) for t in plain], where, params, limit)
-    roots = _roots(conn, {row[1] for row in rows})
-    neighbours = _neighbours(conn, [(row[1], row[0]) for row in rows]) if context and rows else None
+    # Only a session with a parent can have another lineage root; most have none.
+    roots = _roots(conn, {row[1] for row in rows if row[7] is not None})
+    if not (context and rows):
+        neighbours = None
+    elif len(rows[0]) > 8:  # read with the hits
+        neighbours = {(row[0], side): row[at : at + 4] for row in rows for side, at in (("before", 8), ("after", 12)) if row[at] is not None}
+    else:
+        neighbours = _neighbours(conn, [(row[1], row[0]) for row in rows])
     return build_hits(rows, roots, neighbours)
 
 
