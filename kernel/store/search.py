@@ -6,9 +6,10 @@ search (unicode61, BM25 over every match, or newest first) runs first; when it
 finds nothing and some term is no word of the index, the trigram index finds
 substrings and CJK text (newest first),
 and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
-first" is insertion order (message id). A search costs a fixed handful of
-statements however many hits it returns: ids, then snippets, context and
-lineage roots each in one statement.
+first" is insertion order (message id). A word search costs two statements
+however many hits it returns: the ids, then the hits with their sessions and
+neighbours, whose snippets are cut in Python (:mod:`.snippets`); a third finds
+lineage roots when a hit's session has a parent.
 """
 
 from __future__ import annotations
