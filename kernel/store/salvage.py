@@ -240,7 +240,7 @@ def _insert(conn: sqlite3.Connection, table: str, data: dict[str, Any]) -> bool:
 
 
 def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", ".lock"):
+    for suffix in ("", "-wal", "-shm", ".lock", ".lock-queue"):
         try:
             os.unlink(str(path) + suffix)
         except FileNotFoundError:
