@@ -269,15 +269,17 @@ def on_memory_write(action, target, content):
 
 def test_load_plugins_skips_disabled_records_failures_and_loads_the_rest_once(fake_dists, caplog) -> None:
     # One distribution, so the entries keep this order: a disabled one, one that fails to register,
-    # one with two mismatched hooks, a good one.
+    # one with two mismatched hooks, two good ones (the last one's failures must not include mixed's).
     fake_dists.add(
         "pack",
-        {PLUGINS: {"off": "pack_off", "wrapper": "pack_wrapper", "mixed": "pack_mixed", "good": "pack_good"}},
+        {PLUGINS: {"off": "pack_off", "wrapper": "pack_wrapper", "mixed": "pack_mixed", "good": "pack_good",
+                   "after": "pack_after"}},
         {
             "pack_off": GOOD_HOOKS.format(name="off"),
             "pack_wrapper": NOT_A_GENERATOR,
             "pack_mixed": TWO_MISMATCHES,
             "pack_good": GOOD_HOOKS.format(name="good"),
+            "pack_after": GOOD_HOOKS.format(name="after"),
         },
     )
     # Another distribution with a plugin of a name already taken: skipped without a word.
@@ -306,7 +308,7 @@ def test_load_plugins_skips_disabled_records_failures_and_loads_the_rest_once(fa
         ("WARNING", f"plugin 'mixed': hook prefetch skipped: {prefetch_mismatch}; its other hooks still work"),
     ]
     assert not host.pm.has_plugin("off") and not host.pm.has_plugin("wrapper")
-    assert host.call("prefetch", session_id="s", query="q") == ["good: q"]
+    assert host.call("prefetch", session_id="s", query="q") == ["after: q", "good: q"]
     assert host.call("on_memory_write", action="add", target="memory", content="x") == ["still heard"]
 
 
