@@ -175,8 +175,6 @@ _IMPL_ATTR = f"{hookspecs.PROJECT_NAME}_impl"  # where pluggy's HookimplMarker k
 def _inherit_hookimpl_markers(obj: object) -> None:
     """Mark overriding methods as hookimpls when the method they override was one."""
     cls = type(obj)
-    if cls.__module__ == "builtins" or isinstance(obj, type):
-        return
     for name in dir(cls):
         own = getattr(cls, name, None)
         if not callable(own) or hasattr(own, _IMPL_ATTR):
@@ -215,7 +213,8 @@ class _PluginManager(pluggy.PluginManager):
         self._registering = ""
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
-        self._registering = name or self.get_canonical_name(plugin)
+        # pluggy's canonical name for an unnamed object is its id(), which no one can read.
+        self._registering = name or ""
         try:
             return super().register(plugin, name)
         finally:
@@ -232,7 +231,7 @@ class _PluginManager(pluggy.PluginManager):
         wanted = _required_args(getattr(plugin, name))
         extra = [arg for arg in wanted if arg not in spec.argnames]
         if extra:
-            plugin_name = self._registering.split("@", 1)[0] or repr(plugin)
+            plugin_name = self._registering.partition("@")[0] or type(plugin).__name__
             mismatch = (
                 f"it takes ({', '.join(wanted)}) but the spec gives ({', '.join(spec.argnames)}); "
                 f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} not in the spec"
@@ -419,9 +418,8 @@ class PluginHost:
             manager = self._manager_class(sd_driver.DriverManager)(
                 group, name, on_load_failure_callback=self._on_load_failure
             )
-        except NoMatches:
-            reason = self.load_failures.get((group, name), "no matching entry point")
-            raise PluginLoadError(group, name, reason) from None
+        except NoMatches:  # ``name`` is available, so its import failed and _on_load_failure recorded why
+            raise PluginLoadError(group, name, self.load_failures[(group, name)]) from None
         except MultipleMatches:
             dists = sorted(e.distribution for e in self._entries(group) if e.name == name)
             raise PluginLoadError(
@@ -465,7 +463,7 @@ class PluginHost:
                 on_load_failure_callback=self._on_load_failure,
             )
         dists = {e.name: e.distribution for e in self._entries(group)}
-        return [LoadedPlugin(ext.name, dists.get(ext.name, ""), ext.plugin) for ext in manager]
+        return [LoadedPlugin(ext.name, dists[ext.name], ext.plugin) for ext in manager]
 
     # --- hooks (pluggy) -----------------------------------------------------------
 
