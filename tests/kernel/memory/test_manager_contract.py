@@ -170,7 +170,9 @@ def test_entry_points_give_a_class_or_an_object_and_name_a_nameless_one(zeta: Pl
     with pytest.raises(PluginLoadError) as err:
         MemoryManager.from_config(zeta, config(provider="wrong"), home)
     assert (err.value.group, err.value.name) == (GROUP, "wrong")
-    assert str(err.value) == "'hermes.memory_providers' plugin 'wrong' failed to load: NotAProvider is not a hermes.kernel.MemoryProvider"
+    assert str(err.value) == (
+        "'hermes.memory_providers' plugin 'wrong' failed to load: NotAProvider is not a hermes.kernel.MemoryProvider"
+    )
 
 
 def test_an_is_available_that_raises_leaves_the_provider_out(zeta: PluginHost, home: HermesHome, caplog) -> None:
@@ -191,7 +193,8 @@ def test_a_disabled_builtin_is_said_once(home: HermesHome, caplog) -> None:
 
 
 def test_a_replacement_builtin_without_a_name_is_called_builtin(fake_dists, home: HermesHome) -> None:
-    fake_dists.add("own-builtin", {GROUP: {"builtin": "own_builtin:Mine"}}, {"own_builtin": PROVIDERS_MODULE + "\nclass Mine(Nameless):\n    pass\n"})
+    module = PROVIDERS_MODULE + "\nclass Mine(Nameless):\n    pass\n"
+    fake_dists.add("own-builtin", {GROUP: {"builtin": "own_builtin:Mine"}}, {"own_builtin": module})
     host = PluginHost(load_plugins="own-builtin", disabled=["hermes-kernel"])
     manager = MemoryManager.from_config(host, config(), home)
     assert [(type(p).__name__, p.name) for p in manager.providers] == [("Mine", "builtin")] and manager.external is None
@@ -337,7 +340,8 @@ class Blocks(Plain):
 
 def test_snapshot_joins_stripped_blocks_and_skips_failures(home: HermesHome, caplog) -> None:
     host = PluginHost(load_plugins="")
-    manager = MemoryManager(host, home, config(), providers=[Blocks("builtin", "  ## Memory\nuses uv \n"), Blocks("recorder", "## Recorder")])
+    providers = [Blocks("builtin", "  ## Memory\nuses uv \n"), Blocks("recorder", "## Recorder")]
+    manager = MemoryManager(host, home, config(), providers=providers)
     manager.start("s1")
     assert manager.system_prompt_block() == "## Memory\nuses uv\n\n## Recorder"
     manager.shutdown()
@@ -370,7 +374,8 @@ def test_tools_take_names_descriptions_and_parameters_and_refuse_the_rest(home: 
         {"name": "dup", "description": "second"}, {"name": "bare"},
         {"name": "full", "description": "search notes", "parameters": FULL_PARAMETERS},
     ]  # fmt: skip
-    manager = MemoryManager(PluginHost(load_plugins=""), home, config(), providers=[Offers("builtin", RuntimeError("no schemas")), Offers("odd", schemas)])
+    providers = [Offers("builtin", RuntimeError("no schemas")), Offers("odd", schemas)]
+    manager = MemoryManager(PluginHost(load_plugins=""), home, config(), providers=providers)
     with caplog.at_level(logging.WARNING, logger="hermes"):
         tools = manager.tools({"taken"})
     assert [(t.name, t.description, t.parameters, t.toolset) for t in tools] == [
