@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hermes.kernel.testing import Reply, ScriptedProvider, ToolCall
@@ -70,3 +71,56 @@ def test_interrupted_turns_are_not_synced(make_agent) -> None:
     agent = make_agent(provider, memory=memory, tools=ToolRegistry([Tool("halt", "h", {"type": "object"}, halt, "t")]))
     assert agent.run_conversation("go")["interrupted"]
     assert [c[0] for c in memory.calls] == ["start"]
+
+
+def test_a_real_memory_manager_through_the_loop(make_agent, tmp_path) -> None:
+    from hermes.kernel import Config, HermesHome, MemoryManager, MemoryProvider, PluginHost
+
+    log: list[tuple[Any, ...]] = []
+
+    class Notes(MemoryProvider):
+        name = "notes"
+
+        def is_available(self) -> bool:
+            return True
+
+        def initialize(self, session_id: str, **kwargs: Any) -> None:
+            log.append(("initialize", session_id))
+
+        def system_prompt_block(self) -> str:
+            return "## Notes\nuser drinks tea"
+
+        def prefetch(self, query: str, session_id: str) -> str:
+            return f"recalled for {query!r}"
+
+        def sync_turn(self, user_content: str, assistant_content: str, session_id: str, messages: Any = None) -> None:
+            time.sleep(0.2)  # slower than the loop: the session end must still wait for it
+            log.append(("sync_turn", user_content, assistant_content, session_id, [(m["role"], m["content"]) for m in messages]))
+
+        def on_session_end(self, session_id: str, messages: list[dict[str, Any]], reason: str) -> None:
+            log.append(("on_session_end", session_id, reason))
+
+        def shutdown(self) -> None:
+            log.append(("shutdown",))
+
+    host = PluginHost(load_plugins="")
+    memory = MemoryManager(host, HermesHome(root=tmp_path / "home", profile="default"), Config({}), providers=[Notes()])
+    provider = ScriptedProvider(Reply("hi Ada"), Reply("noted"))
+    agent = make_agent(provider, memory=memory, host=host)
+    agent.run_conversation("I am Ada")
+    first = agent.session_id
+    wire = provider.requests[0].messages
+    assert "## Notes\nuser drinks tea" in wire[0]["content"]
+    assert "recalled for 'I am Ada'" in wire[-1]["content"] and wire[-1]["content"].endswith("I am Ada")
+    second = agent.new_session("new")
+    agent.run_conversation("tea?")
+    agent.end_session("user_exit")
+    agent.close()
+    assert log == [
+        ("initialize", first),
+        ("sync_turn", "I am Ada", "hi Ada", first, [("user", "I am Ada"), ("assistant", "hi Ada")]),
+        ("on_session_end", first, "new"),
+        ("sync_turn", "tea?", "noted", second, [("user", "tea?"), ("assistant", "noted")]),
+        ("on_session_end", second, "user_exit"),
+        ("shutdown",),
+    ]
