@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["load_config", "main", "mutmut_pyproject", "staged_pattern"]
+__all__ = ["load_config", "main", "mutmut_pyproject", "sql_case_only", "staged_pattern"]
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Repository files some mapped tests read next to tests/ (the bundled skills pack).
@@ -162,16 +163,47 @@ def run_module(module: str, *, work: Path, package: Path, dist_info: Path, jobs:
                               env=_env(folder), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     result = _results(folder, equivalent)
     result.update(module=module, seconds=round(time.monotonic() - started), exit_code=done.returncode, log=str(folder / "mutmut.log"))
-    result["diffs"] = _diffs(folder, list(result["survivors"]))
+    diffs = _diffs(folder, list(result["survivors"]))
+    # SQL keywords and unquoted names ignore case: such survivors are equivalent by rule.
+    result["sql_case"] = sorted(n for n in result["survivors"] if sql_case_only(diffs.get(n, "")))
+    for name in result["sql_case"]:
+        del result["survivors"][name]
+    result["mutants"] -= len(result["sql_case"])
+    result["score"] = round(100 * result["killed"] / result["mutants"], 1) if result["mutants"] else None
+    result["diffs"] = {n: diffs[n] for n in result["survivors"]}
     return result
+
+
+_SQL_WORD = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|WITH|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|FROM|WHERE|VALUES|JOIN|ORDER BY|GROUP BY)\b", re.I)
+
+
+def sql_case_only(diff: str) -> bool:
+    """True when a mutant only changed the letter case inside one SQL text without quoted values
+    (``"SELECT id FROM sessions"`` → ``"select id from sessions"``): SQLite and PostgreSQL read
+    keywords and unquoted names alike in any case, so no test can tell. A string with a quoted
+    value (``'compression'``) or a string that is not SQL never qualifies."""
+    old = [line[1:] for line in diff.splitlines() if line.startswith("-")]
+    new = [line[1:] for line in diff.splitlines() if line.startswith("+")]
+    if len(old) != 1 or len(new) != 1 or old[0] == new[0] or old[0].lower() != new[0].lower() or len(old[0]) != len(new[0]):
+        return False
+    before, after = old[0], new[0]
+    first = next(i for i, (a, b) in enumerate(zip(before, after)) if a != b)
+    last = max(i for i, (a, b) in enumerate(zip(before, after)) if a != b)
+    start, end = before.rfind('"', 0, first), before.find('"', last + 1)
+    if start < 0 or end < 0:
+        return False
+    literal = before[start + 1 : end]
+    return bool(_SQL_WORD.search(literal)) and "'" not in literal
 
 
 def _report(result: dict[str, Any], equivalent: dict[str, str]) -> None:
     score = "no mutants" if result["score"] is None else f"{result['score']} %"
     print(f"{result['module']}: {result['killed']}/{result['mutants']} killed ({score}), "
-          f"{len(result['equivalent'])} equivalent, {result['seconds']} s")  # fmt: skip
+          f"{len(result['equivalent']) + len(result.get('sql_case', []))} equivalent, {result['seconds']} s")  # fmt: skip
     if result["exit_code"] != 0:
         print(f"  mutmut exited with {result['exit_code']}; see {result['log']}")
+    if result.get("sql_case"):
+        print(f"  equivalent by rule (letter case inside SQL): {len(result['sql_case'])}")
     for name in result["equivalent"]:
         print(f"  equivalent {name}: {equivalent[name]}")
     for name in result["killed_but_listed_equivalent"]:

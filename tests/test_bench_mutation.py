@@ -61,3 +61,20 @@ def test_the_staging_pyproject_limits_mutmut_to_one_module_and_its_tests() -> No
     assert staged["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == targets["context_engines/compressor/"]
     assert staged["tool"]["mutmut"]["also_copy"] == ["x.dist-info"] and "targets" not in staged["tool"]["mutmut"]
     assert staged["tool"]["pytest"]["ini_options"]["markers"] == ["slow: s"]
+
+
+def test_letter_case_inside_sql_is_equivalent_by_rule_and_nothing_else_is() -> None:
+    same = mutation.sql_case_only
+    assert same('-    row = conn.execute("SELECT cost_status FROM sessions WHERE id = ?", (sid,))\n'
+                '+    row = conn.execute("select cost_status from sessions where id = ?", (sid,))')
+    assert same('-        " ORDER BY id DESC LIMIT ?"\n+        " order by id desc limit ?"')
+    # A quoted SQL value is data: its case matters.
+    assert not same('-    "UPDATE sessions SET end_reason = \'compression\' WHERE id = ?"\n'
+                    '+    "update sessions set end_reason = \'compression\' where id = ?"')
+    # A Python string next to SQL is not SQL.
+    assert not same('-    conn.execute("SELECT 1 FROM t WHERE k = ?", ("Value",))\n'
+                    '+    conn.execute("SELECT 1 FROM t WHERE k = ?", ("VALUE",))')
+    assert not same('-    return "Hello world"\n+    return "HELLO WORLD"')
+    assert not same('-    "SELECT id FROM sessions"\n+    "XXSELECT id FROM sessionsXX"')
+    assert not same('-    a = 1\n+    a = 2')
+    assert not same("")

@@ -232,8 +232,8 @@ class SessionStore(abc.ABC):
     def resume(self, session_id: str, *, follow_compression: bool = True) -> Conversation:
         """Load a session to continue (the compression tip when ``follow_compression``).
 
-        Messages are in the form :func:`~hermes.kernel.store.session_store.chat_message` gives
-        (role, content and whichever of tool calls, ids, reasoning and marker are set).
+        Messages are chat dicts: role, content and whichever of tool calls, ids, reasoning and
+        marker are set (:func:`~hermes.kernel.store.session_store.chat_row` builds them from a row).
         """
 
     @abc.abstractmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MAX_DEPTH", "ancestry", "compression_ancestry", "compression_tip", "lineage_root", "lineage_roots"]
+__all__ = ["MAX_DEPTH", "ancestry", "compression_ancestry", "compression_tip", "lineage_root"]
 
 MAX_DEPTH = 10_000
 
@@ -36,18 +36,6 @@ def lineage_root(conn: sqlite3.Connection, session_id: str) -> str | None:
     """The first session of the lineage that ``session_id`` belongs to."""
     chain = ancestry(conn, session_id)
     return chain[-1][0] if chain else None
-
-
-def lineage_roots(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, str]:
-    """:func:`lineage_root` for many sessions, each chain walked once."""
-    roots: dict[str, str] = {}
-    for session_id in session_ids:
-        if session_id not in roots:
-            chain = ancestry(conn, session_id)
-            if chain:
-                root = chain[-1][0]
-                roots.update({link: root for link, _ in chain})
-    return {sid: roots[sid] for sid in session_ids if sid in roots}
 
 
 def compression_ancestry(conn: sqlite3.Connection, session_id: str) -> list[str]:

@@ -33,7 +33,6 @@ __all__ = [
     "build_hits",
     "fts_query",
     "search_messages",
-    "split_terms",
 ]
 
 CONTEXT_CHARS = 300
@@ -64,11 +63,6 @@ class SearchHit:
         data = asdict(self)
         data.pop("extra")
         return data
-
-
-def split_terms(query: str) -> list[tuple[str, bool]]:
-    """``(text, is_prefix)`` per term of a plain conjunction; empty when it uses OR/NOT or has no term."""
-    return [(t.text, t.prefix) for t in positive_terms(parse_query(query)) or []]
 
 
 def fts_query(query: str) -> str | None:

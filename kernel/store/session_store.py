@@ -52,7 +52,6 @@ __all__ = [
     "SessionNotFoundError",
     "SessionStore",
     "TitleInUseError",
-    "chat_message",
     "chat_row",
     "decode_message",
     "message_row",
@@ -132,7 +131,8 @@ CHAT_COLUMNS = ("role", "content", "content_parts", "tool_calls", "tool_call_id"
 
 
 def _chat_row(row: tuple[Any, ...]) -> dict[str, Any]:
-    """:func:`chat_message` straight from a row of :data:`CHAT_COLUMNS`."""
+    """A stored message as the loop sends it to a provider, straight from a row of :data:`CHAT_COLUMNS`:
+    role and content, and each of tool_calls, tool_call_id, tool_name, reasoning and marker that is set."""
     role, content, parts, tool_calls, tool_call_id, tool_name, reasoning, marker = row
     # decode_content and from_json inlined: this runs once per message of a resumed session.
     out: dict[str, Any] = {"role": role, "content": content if parts is None else json.loads(parts)}
@@ -154,15 +154,6 @@ MESSAGE_COLUMNS = _MESSAGE_COLUMNS
 message_row = _message_row
 decode_message = _decode_message
 chat_row = _chat_row
-
-
-def chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored message as the loop sends it to a provider: role, content and what is set."""
-    out: dict[str, Any] = {"role": message["role"], "content": message["content"]}
-    for key in ("tool_calls", "tool_call_id", "tool_name", "reasoning", "marker"):
-        if message.get(key) is not None:
-            out[key] = message[key]
-    return out
 
 
 def _sqlite_path(url: str) -> Path:

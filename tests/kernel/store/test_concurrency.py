@@ -85,8 +85,9 @@ def test_sigkill_at_random_points_loses_no_committed_row(tmp_path: Path) -> None
             proc.send_signal(signal.SIGKILL)
         for proc in procs:
             proc.wait(timeout=10)
-            assert proc.returncode == -signal.SIGKILL
-            assert "Traceback" not in (proc.stderr.read() if proc.stderr else "")
+            err = proc.stderr.read() if proc.stderr else ""
+            assert proc.returncode == -signal.SIGKILL, err
+            assert "Traceback" not in err
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
