@@ -378,7 +378,8 @@ def scan_skill(path: Path) -> ScanResult:
     result = ScanResult(Path(path))
     root = Path(path).resolve()
     count = total = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    # os.walk follows no symlink unless told to; linked folders are moved to the files below.
+    for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         for name in list(dirnames):
             sub = current / name
@@ -415,7 +416,7 @@ def scan_skill(path: Path) -> ScanResult:
             if b"\x00" in data[:8192] or file.suffix.lower() in _BINARY_EXTENSIONS:
                 result.findings.append(Finding("binary-file", "structural", "medium", rel, 0, "binary file (not reviewable)"))
                 continue
-            text = data.decode("utf-8", errors="replace")
+            text = data.decode(errors="replace")  # bytes decode as UTF-8 unless told otherwise
             if rel == SKILL_FILE and len(text) > MAX_SKILL_MD_CHARS:
                 result.findings.append(Finding("skill-md-too-large", "structural", "high", rel, 0,
                                                f"SKILL.md has {len(text):,} characters; the limit is {MAX_SKILL_MD_CHARS:,}"))
