@@ -1,7 +1,7 @@
 """The skills guard: scan a skill folder, grade the findings, apply the trust policy.
 
 Pattern rules by category run over every text file; structural checks look at the
-folder itself (binary files, sizes, file count, symlinks, invisible Unicode). Each
+folder itself (binary and special files, sizes, file count, symlinks, invisible Unicode). Each
 finding has a severity; the worst one sets the verdict (``safe``, ``caution`` or
 ``dangerous``); :func:`decide` maps verdict and source trust to ``allow``, ``ask`` or
 ``block``. Nothing here executes or imports skill content.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -399,9 +400,14 @@ def scan_skill(path: Path) -> ScanResult:
                 continue
             count += 1
             try:
-                size = file.stat().st_size
+                info = file.stat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):
+                # Reading a named pipe would block the scan for good; a socket or device has no place in a skill.
+                result.findings.append(Finding("special-file", "structural", "high", rel, 0, "not a regular file (a pipe, socket or device)"))
+                continue
+            size = info.st_size
             total += size
             if size > MAX_FILE_BYTES:
                 result.findings.append(Finding("file-too-large", "structural", "high", rel, 0,

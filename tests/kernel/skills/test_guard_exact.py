@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -284,3 +285,21 @@ def test_a_file_that_cannot_be_read_is_skipped_and_the_rest_scanned(tmp_path: Pa
 
     monkeypatch.setattr(Path, "stat", stat)
     assert [(f.rule, f.file) for f in scan_skill(folder).findings] == [("destroy-rm-root", "b.sh")]
+
+
+def test_a_named_pipe_is_named_not_read(tmp_path: Path) -> None:
+    # Reading it would block the scan (and the agent's skill_manage call) for good.
+    folder = write_skill(tmp_path, "piped", files={"b.sh": "rm -rf ~ \n"})
+    pipe = folder / "a-pipe"
+    os.mkfifo(pipe)
+    findings: list[Finding] = []
+    scan = threading.Thread(target=lambda: findings.extend(scan_skill(folder).findings), daemon=True)
+    scan.start()
+    scan.join(10)
+    if scan.is_alive():  # stuck opening the pipe: release it, then fail rather than hang the suite
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("the scan blocked reading a named pipe")
+    assert [(f.rule, f.category, f.severity, f.file, f.line, f.message) for f in findings] == [
+        ("special-file", "structural", "high", "a-pipe", 0, "not a regular file (a pipe, socket or device)"),
+        ("destroy-rm-root", "destructive", "critical", "b.sh", 1, "recursively deletes a root or home folder"),
+    ]
