@@ -329,18 +329,18 @@ class ScanResult:
         return {"path": str(self.path), "verdict": self.verdict, "findings": [f.as_dict() for f in self.findings]}
 
 
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
 def find_invisible(text: str) -> list[tuple[int, str]]:
     """(line number, ``U+XXXX``) of every invisible or bidi-control character in ``text``."""
     hits: list[tuple[int, str]] = []
     for match in _INVISIBLE_RE.finditer(text):
         if match.start() == 0 and match.group() == "\ufeff":
             continue  # a leading byte-order mark is harmless
-        hits.append((text.count("\n", 0, match.start()) + 1, f"U+{ord(match.group()):04X}"))
+        hits.append((_line_of(text, match.start()), f"U+{ord(match.group()):04X}"))
     return hits
-
-
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
 
 
 def scan_text(text: str, file: str = SKILL_FILE) -> list[Finding]:
