@@ -101,3 +101,14 @@ def test_audit_shows_what_the_guard_found_and_where(hermes, hermes_home: Path) -
     (folder / "SKILL.md").write_text(SKILL.format(name="odd-one", desc="A test skill.", body="1. Do the thing."))
     fixed = hermes("skills", "audit", "odd-one")
     assert (fixed.returncode, fixed.stdout) == (0, "odd-one (user): verdict: safe (0 finding(s))\n")
+
+
+def test_install_of_a_folder_with_a_named_pipe_fails_in_one_line(hermes, hermes_home: Path, tmp_path: Path) -> None:
+    src = _skill(tmp_path / "src", "piped")
+    os.mkfifo(src / "pipe")
+    proc = hermes("skills", "install", str(src), input="")
+    _one_error_line(proc)
+    assert f"error: cannot copy {src}: `{src / 'pipe'}` is a named pipe; a skill holds only regular files and folders" in proc.stderr
+    assert not (hermes_home / "skills" / "piped").exists() and not list((hermes_home / "logs").glob("crash-*"))
+    (src / "pipe").unlink()
+    assert hermes("skills", "install", str(src), input="").returncode == 0
