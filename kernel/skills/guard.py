@@ -1,7 +1,7 @@
 """The skills guard: scan a skill folder, grade the findings, apply the trust policy.
 
 Pattern rules by category run over every text file; structural checks look at the
-folder itself (binary files, sizes, file count, symlinks, invisible Unicode). Each
+folder itself (binary and special files, sizes, file count, symlinks, invisible Unicode). Each
 finding has a severity; the worst one sets the verdict (``safe``, ``caution`` or
 ``dangerous``); :func:`decide` maps verdict and source trust to ``allow``, ``ask`` or
 ``block``. Nothing here executes or imports skill content.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -328,18 +329,18 @@ class ScanResult:
         return {"path": str(self.path), "verdict": self.verdict, "findings": [f.as_dict() for f in self.findings]}
 
 
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
 def find_invisible(text: str) -> list[tuple[int, str]]:
     """(line number, ``U+XXXX``) of every invisible or bidi-control character in ``text``."""
     hits: list[tuple[int, str]] = []
     for match in _INVISIBLE_RE.finditer(text):
         if match.start() == 0 and match.group() == "\ufeff":
             continue  # a leading byte-order mark is harmless
-        hits.append((text.count("\n", 0, match.start()) + 1, f"U+{ord(match.group()):04X}"))
+        hits.append((_line_of(text, match.start()), f"U+{ord(match.group()):04X}"))
     return hits
-
-
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
 
 
 def scan_text(text: str, file: str = SKILL_FILE) -> list[Finding]:
@@ -378,7 +379,8 @@ def scan_skill(path: Path) -> ScanResult:
     result = ScanResult(Path(path))
     root = Path(path).resolve()
     count = total = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    # os.walk follows no symlink unless told to; linked folders are moved to the files below.
+    for dirpath, dirnames, filenames in os.walk(root):
         current = Path(dirpath)
         for name in list(dirnames):
             sub = current / name
@@ -398,9 +400,14 @@ def scan_skill(path: Path) -> ScanResult:
                 continue
             count += 1
             try:
-                size = file.stat().st_size
+                info = file.stat()
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode):
+                # Reading a named pipe would block the scan for good; a socket or device has no place in a skill.
+                result.findings.append(Finding("special-file", "structural", "high", rel, 0, "not a regular file (a pipe, socket or device)"))
+                continue
+            size = info.st_size
             total += size
             if size > MAX_FILE_BYTES:
                 result.findings.append(Finding("file-too-large", "structural", "high", rel, 0,
@@ -415,7 +422,7 @@ def scan_skill(path: Path) -> ScanResult:
             if b"\x00" in data[:8192] or file.suffix.lower() in _BINARY_EXTENSIONS:
                 result.findings.append(Finding("binary-file", "structural", "medium", rel, 0, "binary file (not reviewable)"))
                 continue
-            text = data.decode("utf-8", errors="replace")
+            text = data.decode(errors="replace")  # bytes decode as UTF-8 unless told otherwise
             if rel == SKILL_FILE and len(text) > MAX_SKILL_MD_CHARS:
                 result.findings.append(Finding("skill-md-too-large", "structural", "high", rel, 0,
                                                f"SKILL.md has {len(text):,} characters; the limit is {MAX_SKILL_MD_CHARS:,}"))

@@ -112,7 +112,12 @@ def _fetch(source: str, dest: Path) -> None:
     if not origin.is_dir():
         raise SkillError(f"{source} is not a folder with skills")
     # symlinks=True keeps links as links, so the guard sees (and refuses) any that escape.
-    shutil.copytree(origin, dest, symlinks=True, ignore=_COPY_IGNORE)
+    try:
+        shutil.copytree(origin, dest, symlinks=True, ignore=_COPY_IGNORE)
+    except shutil.Error as exc:  # a named pipe, socket or unreadable file: copytree lists each
+        errors = exc.args[0]
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise SkillError(f"cannot copy {source}: {errors[0][2]}{more}; a skill holds only regular files and folders") from None
 
 
 @dataclass
