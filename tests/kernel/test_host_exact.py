@@ -15,6 +15,7 @@ import pytest
 
 from hermes.kernel import Config, PluginHost, PluginLoadError, PluginNotFoundError, hookimpl
 from hermes.kernel.errors import HermesError
+from tests.kernel.test_host import ENGINE_MODULE, engines  # noqa: F401  # the fixture: acme-engines 2.3.4, tiny then other
 
 ENGINES = "hermes.context_engines"
 MEMORY = "hermes.memory_providers"
@@ -22,25 +23,6 @@ PLUGINS = "hermes.plugins"
 HOST_LOG = "hermes.kernel.host"
 BUILTIN_ENGINES = ["compressor", "masking"]
 
-ENGINE_MODULE = """
-class Tiny:
-    name = "tiny"
-
-class Other:
-    name = "other"
-"""
-
-
-@pytest.fixture
-def engines(fake_dists):
-    """acme-engines 2.3.4 with ``tiny`` then ``other``; on sys.path before hermes-kernel itself."""
-    fake_dists.add(
-        "acme-engines",
-        {ENGINES: {"tiny": "acme_engines:Tiny", "other": "acme_engines:Other"}},
-        {"acme_engines": ENGINE_MODULE},
-        version="2.3.4",
-    )
-    return fake_dists
 
 
 def host_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
