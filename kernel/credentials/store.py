@@ -141,9 +141,9 @@ class AuthStore:
             gone = [e for i, e in enumerate(entries, start=1) if match(i, e)]
             data["credentials"][provider] = [e for e in entries if e not in gone]
             for entry in gone:
-                data["state"].pop(key_id(entry.get("key", "")), None)
-                data["leases"].pop(key_id(entry.get("key", "")), None)
-                data["usage"].pop(key_id(entry.get("key", "")), None)
+                kid = key_id(entry.get("key", ""))
+                for section in ("state", "leases", "usage"):
+                    data[section].pop(kid, None)
             return gone
 
         return self.update(change)

@@ -185,6 +185,22 @@ def test_a_cooldown_is_logged_with_the_masked_key(hermes_home: Path, caplog: pyt
         "openai key config-1 (sk-a...aaaa) cooling down for 3600s after billing"]
 
 
+def test_success_after_another_process_cleared_the_key_is_no_error(hermes_home: Path) -> None:
+    p = pool(hermes_home, keys=[A])
+    a = p.credentials()[0]
+    p.mark_exhausted(a, ProviderError("rate_limit", "x"))
+    other = AuthStore(p.store.path)  # `hermes auth reset` in another process, between the check and the lock
+    update = p.store.update
+
+    def reset_first(change):
+        other.update(lambda data: data["state"].clear())
+        return update(change)
+
+    p.store.update = reset_first  # type: ignore[method-assign]
+    p.record_success(a)
+    assert auth_json(hermes_home)["state"] == {}
+
+
 def test_success_clears_only_that_keys_state_and_writes_nothing_when_there_is_none(hermes_home: Path) -> None:
     p = pool(hermes_home, keys=[A, B])
     a, b = p.credentials()
@@ -494,3 +510,11 @@ def test_removing_a_key_forgets_its_state_leases_and_usage(hermes_home: Path) ->
     assert [e["label"] for e in store.remove("openai", lambda pos, entry: pos == 1)] == ["one"]
     assert store.remove("mistral", lambda pos, entry: True) == []
     assert auth_json(hermes_home)["credentials"]["openai"] == []
+
+
+def test_a_hand_edited_entry_without_a_key_can_be_removed(hermes_home: Path) -> None:
+    store = AuthStore(home_of(hermes_home).auth_path)
+    store.add("openai", A, "good", 0)
+    store.update(lambda data: data["credentials"]["openai"].append({"label": "broken"}))
+    assert store.remove("openai", lambda pos, entry: entry.get("label") == "broken") == [{"label": "broken"}]
+    assert store.keys("openai") == [{"key": A, "label": "good", "added_at": 0}]
