@@ -101,7 +101,7 @@ def list_(
     rows = []
     for name in _providers(app_state, provider):
         pool = _pool(app_state, name)
-        shared = pool.store.read(copy=False).get("usage", {})
+        shared = pool.store.view()["usage"]
         for cred, cooldown in pool.statuses():
             source = cred.source
             if source == "env" and dotenv.get(cred.label, "").strip() == cred.key:

@@ -42,13 +42,17 @@ log = logging.getLogger(__name__)
 
 #: Default cooldown in seconds by failure reason, when the provider gives no reset time.
 COOLDOWNS = {"rate_limit": 60.0, "billing": 3600.0, "auth": 300.0}
-_ENV_KEYS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def env_key_for(provider: str, provider_class: Any = None) -> str:
-    """The environment variable holding ``provider``'s key."""
+    """The environment variable holding ``provider``'s key: the class's ``env_key``, else ``<PROVIDER>_API_KEY``."""
     declared = getattr(provider_class, "env_key", None)
-    return declared or _ENV_KEYS.get(provider) or f"{provider.upper().replace('-', '_')}_API_KEY"
+    return declared or f"{provider.upper().replace('-', '_')}_API_KEY"
+
+
+def _cooling(state: Mapping[str, Any], now: float) -> bool:
+    """Whether a key's stored state still cools it down at ``now`` (usable again from ``exhausted_until`` on)."""
+    return float(state.get("exhausted_until", 0)) > now
 
 
 @dataclass(frozen=True)
@@ -92,14 +96,16 @@ class CredentialsExhaustedError(ProviderError):
     def __init__(self, provider: str, cooling: list[tuple[Credential, dict[str, Any]]], now: float) -> None:
         from datetime import datetime, timezone
 
-        soonest = min(float(s.get("exhausted_until", now)) for _, s in cooling)
-        reasons = sorted({str(s.get("reason", "unknown")) for _, s in cooling})
+        soonest = min(float(s["exhausted_until"]) for _, s in cooling)
+        reasons = {s.get("reason") for _, s in cooling}
+        shared = reasons.pop() if len(reasons) == 1 else None
         parts = [
             f"{c.label} ({s.get('reason', 'unknown')}, {max(0, int(float(s['exhausted_until']) - now))}s left)"
             for c, s in cooling
         ]
         at = datetime.fromtimestamp(soonest, tz=timezone.utc).strftime("%H:%M:%S UTC")
-        reason = reasons[0] if len(reasons) == 1 and reasons[0] in ("rate_limit", "billing", "auth") else "rate_limit"
+        # One reason shared by every key is the error's; a mix (or an unknown one) reads as a rate limit.
+        reason = shared if shared in ("billing", "auth") else "rate_limit"
         super().__init__(
             reason,  # type: ignore[arg-type]
             f"all {len(cooling)} {provider} keys are cooling down: {', '.join(parts)}; the first is usable again "
@@ -171,7 +177,7 @@ class CredentialPool:
 
     def _from_config(self) -> list[Credential]:
         raw = self._config_keys
-        if raw in (None, "", []):
+        if raw is None:
             return []
         items = raw if isinstance(raw, list) else [raw]
         found = []
@@ -213,15 +219,13 @@ class CredentialPool:
 
     def state_of(self, credential: Credential) -> dict[str, Any]:
         """Cooldown state of ``credential`` ({} when usable)."""
-        state = self.store.read(copy=False)["state"].get(credential.id, {})
-        if float(state.get("exhausted_until", 0)) <= self.clock():
-            return {}
-        return dict(state)
+        state = self.store.view()["state"].get(credential.id, {})
+        return dict(state) if _cooling(state, self.clock()) else {}
 
     def _live_leases(self, data: dict[str, Any], now: float) -> dict[str, int]:
         return {
             kid: sum(1 for expires in leases.values() if float(expires) > now)
-            for kid, leases in data.get("leases", {}).items()
+            for kid, leases in data["leases"].items()
         }
 
     def statuses(self) -> list[tuple[Credential, dict[str, Any]]]:
@@ -240,11 +244,11 @@ class CredentialPool:
             if not creds:
                 raise NoCredentialsError(self.provider, self.env_name)
             now = self.clock()
-            data = self.store.read(copy=False)
+            data = self.store.view()
             usable, cooling = [], []
             for cred in creds:
                 state = data["state"].get(cred.id, {})
-                if float(state.get("exhausted_until", 0)) > now:
+                if _cooling(state, now):
                     cooling.append((cred, state))
                 else:
                     usable.append(cred)
@@ -260,7 +264,7 @@ class CredentialPool:
     def _count_use(self, chosen: Credential, now: float) -> None:
         # Shared through auth.json: least_used and round_robin see every process's requests.
         def change(data: dict[str, Any]) -> None:
-            entry = data.setdefault("usage", {}).setdefault(chosen.id, {})
+            entry = data["usage"].setdefault(chosen.id, {})
             entry["requests"] = int(entry.get("requests", 0)) + 1
             entry["last_used"] = now
 
@@ -269,12 +273,12 @@ class CredentialPool:
     def _choose(self, creds: Sequence[Credential], usable: Sequence[Credential],
                 leases: Mapping[str, int]) -> Credential:
         positions = {c.id: i for i, c in enumerate(creds)}
-        shared = self.store.read(copy=False).get("usage", {})
+        shared = self.store.view()["usage"]
         views = [
             CredentialStatus(
                 id=c.id,
                 label=c.label,
-                position=positions.get(c.id, 0),
+                position=positions[c.id],
                 request_count=int(shared.get(c.id, {}).get("requests", 0)),
                 last_used=float(shared.get(c.id, {}).get("last_used", 0.0)),
                 leases=leases.get(c.id, 0),
@@ -310,7 +314,7 @@ class CredentialPool:
 
     def record_success(self, credential: Credential) -> None:
         """Clear any error state of a key that just answered (cheap when there is none)."""
-        if credential.id in self.store.read(copy=False)["state"]:
+        if credential.id in self.store.view()["state"]:
             self.store.update(lambda data: data["state"].pop(credential.id, None))
 
     def reset(self) -> int:

@@ -36,7 +36,7 @@ _THREAD_LOCK = threading.RLock()
 
 def key_id(key: str) -> str:
     """A stable, non-reversible id for a key (state is stored under it, never the key)."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def _empty() -> dict[str, Any]:
@@ -71,10 +71,10 @@ class AuthStore:
             return None
         return (stat.st_mtime_ns, stat.st_size)
 
-    def read(self, *, copy: bool = True) -> dict[str, Any]:
-        """The whole file ({} sections when missing); cached until the file changes.
+    def view(self) -> dict[str, Any]:
+        """The whole file ({} sections when missing), cached until the file changes.
 
-        ``copy=False`` returns the cached data itself, for callers that only read.
+        The cached data itself, for callers that only read; :meth:`read` gives a copy to change.
         """
         try:
             stat = self.path.stat()
@@ -82,9 +82,9 @@ class AuthStore:
             return _empty()
         signature = (stat.st_mtime_ns, stat.st_size)
         if self._cache is not None and self._cache[0] == signature:
-            return json.loads(json.dumps(self._cache[1])) if copy else self._cache[1]
+            return self._cache[1]
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(self.path.read_bytes().decode())
         except UnicodeDecodeError as exc:
             from ..config import decode_error
 
@@ -101,7 +101,11 @@ class AuthStore:
         for section, default in _empty().items():
             data.setdefault(section, default)
         self._cache = (signature, data)
-        return json.loads(json.dumps(data)) if copy else data
+        return data
+
+    def read(self) -> dict[str, Any]:
+        """A private copy of the whole file, free to change."""
+        return json.loads(json.dumps(self.view()))
 
     def update(self, change: Callable[[dict[str, Any]], T]) -> T:
         """Apply ``change`` to the file's data under the lock and write it back."""
@@ -115,7 +119,7 @@ class AuthStore:
     # --- stored keys -----------------------------------------------------------
 
     def keys(self, provider: str) -> list[dict[str, Any]]:
-        entries = self.read(copy=False)["credentials"].get(provider, [])
+        entries = self.view()["credentials"].get(provider, [])
         return [e for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str) and e["key"]]
 
     def add(self, provider: str, key: str, label: str, added_at: float) -> None:
@@ -137,9 +141,9 @@ class AuthStore:
             gone = [e for i, e in enumerate(entries, start=1) if match(i, e)]
             data["credentials"][provider] = [e for e in entries if e not in gone]
             for entry in gone:
-                data["state"].pop(key_id(entry.get("key", "")), None)
-                data["leases"].pop(key_id(entry.get("key", "")), None)
-                data["usage"].pop(key_id(entry.get("key", "")), None)
+                kid = key_id(entry.get("key", ""))
+                for section in ("state", "leases", "usage"):
+                    data[section].pop(kid, None)
             return gone
 
         return self.update(change)
