@@ -43,6 +43,17 @@ def _refused(provider: str, credential: Credential, error: ProviderError) -> Pro
         should_rotate_credential=False,
     )
 
+
+def _label(credential: Credential | None) -> str:
+    """How logs name a key: its label, never the key; ``-`` without one."""
+    return credential.label if credential is not None else "-"
+
+
+def _mapping(config: Config, key: str) -> Mapping[str, Any]:
+    """The mapping at ``key``; {} when it is absent or null."""
+    return config.get(key, None) or {}
+
+
 log = logging.getLogger(__name__)
 
 PROVIDERS_GROUP = "hermes.model_providers"
@@ -74,11 +85,11 @@ class ModelClient:
         self.retry = retry or RetryPolicy()
         self.pricing = dict(pricing or {})
         self.sleep = sleep
-        self._providers: dict[str, ModelProvider] = {}
+        self._providers: dict[str | None, ModelProvider] = {}
 
     def provider(self, credential: Credential | None) -> ModelProvider:
         """The provider instance bound to ``credential`` (one SDK client per key, reused)."""
-        slot = credential.id if credential is not None else ""
+        slot = credential.id if credential is not None else None
         found = self._providers.get(slot)
         if found is None:
             found = self._providers[slot] = self.provider_class(
@@ -125,7 +136,7 @@ class ModelClient:
         while True:
             attempt += 1
             emitted = False
-            label = credential.label if credential is not None else "-"
+            label = _label(credential)
             try:
                 for item in call(self.provider(credential)):
                     if isinstance(item, StreamDelta):
@@ -150,8 +161,7 @@ class ModelClient:
                     raise step from None
                 following, wait = step
                 if following is not credential:
-                    log.debug("%s: rotating from key %s to %s", self.name, label,
-                              following.label if following is not None else "-")
+                    log.debug("%s: rotating from key %s to %s", self.name, label, _label(following))
                     credential, attempt = following, 0  # a fresh budget for the new key
                 if wait:
                     log.debug("%s: retrying in %.2fs", self.name, wait)
@@ -170,25 +180,22 @@ class ModelClient:
         rotated. Billing rotates at once; a 401 is retried once on the same key,
         then cools it and rotates, or names the key and the fix.
         """
-        pool = self.pool
-        keyed = error.should_rotate_credential and credential is not None and pool is not None
-        if keyed and error.reason == "auth":
-            assert credential is not None and pool is not None
-            if attempt == 1:
-                return credential, 0.0  # one retry: a proxy or a rotated token may have been stale
-            following = self._next_credential(credential, mark=error, only_if_other=True)
-            if following is not None:
-                return following, 0.0
-            return _refused(self.name, credential, error)
-        if keyed and error.reason in ("rate_limit", "billing"):
-            assert credential is not None and pool is not None
-            told = error.retry_after is not None
-            if error.reason == "billing" or told or attempt >= 2:
-                following = self._next_credential(credential, mark=error)
+        if error.should_rotate_credential and credential is not None and self.pool is not None:
+            if error.reason == "auth":
+                if attempt == 1:
+                    return credential, 0.0  # one retry: a proxy or a rotated token may have been stale
+                following = self._next_credential(credential, mark=error, only_if_other=True)
                 if following is not None:
                     return following, 0.0
-            if error.reason == "billing":
-                return None
+                return _refused(self.name, credential, error)
+            if error.reason in ("rate_limit", "billing"):
+                told = error.retry_after is not None
+                if error.reason == "billing" or told or attempt >= 2:
+                    following = self._next_credential(credential, mark=error)
+                    if following is not None:
+                        return following, 0.0
+                if error.reason == "billing":
+                    return None
         if not error.retryable or attempt >= self.retry.max_attempts:
             return None
         if error.reason == "unknown" and attempt >= 2:
@@ -252,16 +259,15 @@ def open_model_client(
     provider_class = host.driver(PROVIDERS_GROUP, name)
     if not (isinstance(provider_class, type) and issubclass(provider_class, ModelProvider)):
         raise PluginLoadError(PROVIDERS_GROUP, name, "does not name a hermes.kernel.ModelProvider subclass")
-    strategies = config.get("credential_pool_strategies", {}) or {}
-    strategy_name = str(strategies.get(name, "fill_first"))
+    strategy_name = str(_mapping(config, "credential_pool_strategies").get(name, "fill_first"))
     strategy = host.driver(STRATEGIES_GROUP, strategy_name)
     strategy = strategy() if isinstance(strategy, type) else strategy
-    pool_settings = config.get("credential_pool", {}) or {}
+    pool_settings = _mapping(config, "credential_pool")
     pool = CredentialPool(
         name,
         home=home,
         strategy=strategy,
-        config_keys=(config.get("credentials", {}) or {}).get(name),
+        config_keys=_mapping(config, "credentials").get(name),
         env_name=env_key_for(name, provider_class),
         environ=env,
         cooldowns={
@@ -282,6 +288,6 @@ def open_model_client(
         timeout=float(config.get("model.timeout", 600.0)),
         options={"prompt_caching": config.get("model.prompt_caching", True)},
         retry=RetryPolicy.from_config(config.get("retries", {})),
-        pricing=(config.get("pricing", {}) or {}).get("models", {}) or {},
+        pricing=_mapping(config, "pricing.models"),
         sleep=sleep,
     )
