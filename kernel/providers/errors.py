@@ -414,7 +414,8 @@ def classify_exception(exc: BaseException, provider: str | None = None) -> Provi
         response = getattr(exc, "response", None)
         headers = dict(getattr(response, "headers", None) or {})
         body = getattr(exc, "body", None)
-        return classify_status(status, body, headers, message=str(getattr(exc, "message", "") or exc), provider=provider)
+        # str() of an SDK error is its message ("Error code: 429 - {...}"), the fallback for a body without one.
+        return classify_status(status, body, headers, message=str(exc), provider=provider)
     names = " ".join(type(e).__name__ for e in _exception_chain(exc)).lower()
     if "timeout" in names:
         return ProviderError("timeout", "the request timed out", provider=provider)

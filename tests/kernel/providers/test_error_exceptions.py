@@ -59,18 +59,14 @@ def test_a_status_error_without_a_body_keeps_the_sdk_message() -> None:
     assert (error.reason, error.message) == ("server_error", "Error code: 502 - ")
 
 
-def test_a_duck_typed_status_error_uses_its_message_then_its_text() -> None:
+def test_any_exception_with_a_status_code_is_a_status_error() -> None:
     class Gateway(Exception):
-        status_code = 502
-
-    class Worded(Exception):
         status_code = 503
-        message = "upstream busy"
 
-    assert classify_exception(Gateway("Bad Gateway from the proxy")).message == "Bad Gateway from the proxy"
-    worded = classify_exception(Worded("not this text"))
-    assert (worded.reason, worded.message, worded.status, worded.retry_after) == ("overloaded", "upstream busy", 503,
-                                                                                  None)
+    error = classify_exception(Gateway("Service Unavailable from the proxy"), provider="proxy")
+    assert (error.reason, error.message, error.status, error.retry_after) == (
+        "overloaded", "Service Unavailable from the proxy", 503, None)
+    assert str(error) == "proxy overloaded (HTTP 503): Service Unavailable from the proxy"
 
 
 def pydantic_error() -> Exception:
