@@ -72,7 +72,15 @@ def test_bad_overrides_say_what_to_write() -> None:
     assert str(caught.value) == "pricing.models.m needs numeric input and output prices per million tokens"
 
 
+def test_no_table_name_looks_like_a_snapshot() -> None:
+    # lookup_price strips a snapshot suffix before looking: a dated table entry would never be found.
+    from hermes.kernel.providers.pricing import _SNAPSHOT_RE
+
+    assert [name for name in PRICES if _SNAPSHOT_RE.search(name)] == []
+
+
 def test_routed_names_snapshots_and_overrides_resolve() -> None:
+    assert all(lookup_price(name) is price for name, price in PRICES.items())
     assert lookup_price("o3-2025-04-16") is PRICES["o3"]
     assert lookup_price("claude-3-7-sonnet-latest") is PRICES["claude-3-7-sonnet"]
     assert lookup_price("openrouter/anthropic/claude-opus-4-1-20250805") is PRICES["claude-opus-4-1"]
