@@ -17,6 +17,7 @@ import pytest
 
 from hermes.kernel.providers.errors import ProviderError, classify_exception
 
+DROPPED = "the connection was dropped before the response completed"
 REQUEST = httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 
 
@@ -107,9 +108,9 @@ TRANSPORT = [
      "the connection was dropped before the response completed"),
     ("protocol", httpx2.RemoteProtocolError("peer closed"), "server_error",
      "the connection was dropped before the response completed"),
-    ("read-error", httpx2.ReadError("eof"), "server_error", "the connection was dropped before the response completed"),
-    ("stream-closed", httpx2.StreamClosed(), "server_error", "the connection was dropped before the response completed"),
-    ("network", httpx2.NetworkError("down"), "server_error", "the connection was dropped before the response completed"),
+    ("read-error", httpx2.ReadError("eof"), "server_error", DROPPED),
+    ("stream-closed", httpx2.StreamClosed(), "server_error", DROPPED),
+    ("network", httpx2.NetworkError("down"), "server_error", DROPPED),
     ("other", RuntimeError("odd"), "unknown", "RuntimeError: odd"),
 ]
 

@@ -36,7 +36,7 @@ def test_retry_after_wins_and_is_never_negative() -> None:
 
 def test_an_http_date_counts_from_the_real_clock_by_default() -> None:
     http_date = email.utils.formatdate(time.time() + 30, usegmt=True)
-    assert 28 <= parse_reset_seconds({"retry-after": http_date}) <= 30
+    assert 20 <= parse_reset_seconds({"retry-after": http_date}) <= 30  # slack for a loaded machine
 
 
 def test_the_longest_reset_counts_and_other_headers_are_skipped() -> None:

@@ -41,7 +41,8 @@ def test_a_stream_without_a_response_is_a_retryable_format_error() -> None:
     with pytest.raises(ProviderError) as caught:
         final_response(iter([StreamDelta(text="half")]))
     error = caught.value
-    assert (error.reason, error.message, error.retryable) == ("format_error", "the stream ended without a response", True)
+    assert (error.reason, error.message, error.retryable) == (
+        "format_error", "the stream ended without a response", True)
     assert str(error) == "format_error: the stream ended without a response"
 
 
