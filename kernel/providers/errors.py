@@ -225,7 +225,7 @@ def _parse_instant(text: str, now: float) -> float | None:
     from datetime import datetime
 
     try:
-        stamp = datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        stamp = datetime.fromisoformat(text).timestamp()  # Python 3.11 reads a trailing "Z" itself
     except ValueError:
         try:
             parsed = email.utils.parsedate_to_datetime(text)
@@ -392,11 +392,10 @@ def classify_status(
 
 
 def _exception_chain(exc: BaseException) -> list[BaseException]:
-    chain, seen = [], set()
+    chain: list[BaseException] = []
     current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
+    while current is not None and current not in chain:  # a cause may point back: stop at the first repeat
         chain.append(current)
-        seen.add(id(current))
         current = current.__cause__ or current.__context__
     return chain
 
@@ -411,11 +410,12 @@ def classify_exception(exc: BaseException, provider: str | None = None) -> Provi
     if isinstance(exc, ProviderError):
         return exc
     status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
+    if isinstance(status, int) and status >= 400:  # the SDKs' response-validation errors carry a 200
         response = getattr(exc, "response", None)
         headers = dict(getattr(response, "headers", None) or {})
         body = getattr(exc, "body", None)
-        return classify_status(status, body, headers, message=str(getattr(exc, "message", "") or exc), provider=provider)
+        # str() of an SDK error is its message ("Error code: 429 - {...}"), the fallback for a body without one.
+        return classify_status(status, body, headers, message=str(exc), provider=provider)
     names = " ".join(type(e).__name__ for e in _exception_chain(exc)).lower()
     if "timeout" in names:
         return ProviderError("timeout", "the request timed out", provider=provider)
@@ -423,7 +423,7 @@ def classify_exception(exc: BaseException, provider: str | None = None) -> Provi
         return ProviderError(
             "format_error", "the response could not be parsed", provider=provider, retryable=True
         )
-    if any(k in names for k in ("connecterror", "connectionrefused", "gaierror", "connecttimeout")):
+    if any(k in names for k in ("connecterror", "connectionrefused", "gaierror")):  # ConnectTimeout: a timeout, above
         # Nothing was sent: the address is wrong, the server is down or the network is.
         cause = str(_exception_chain(exc)[-1]).strip()[:120] or "connection refused"
         return ProviderError(
