@@ -65,6 +65,19 @@ _COPY_COLS = ", ".join(_COPY_COLUMNS)
 _INSERT_COLS = f"session_id, {_COPY_COLS}"
 _INSERT_VALUES = ", ".join(["%s"] * (2 + len(_COPY_COLUMNS)))  # seq, session_id and the copied columns
 _INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES}) RETURNING id"
+# One statement per append: the UPDATE locks the session row and numbers the rows, the
+# INSERT takes them (``ordinality`` is each row's place in the batch). Sent alone in
+# autocommit it is its own transaction, so the lock is held for the server's work and the
+# commit only, never across a round trip to a client that may be waiting for a CPU.
+_COPY_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "int", "float8", "text", "text")
+_APPEND = (
+    "WITH s AS (UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
+    "updated_at = %s WHERE id = %s RETURNING message_count) "
+    f"INSERT INTO messages (seq, {_INSERT_COLS}) "
+    f"SELECT s.message_count - %s + v.n, %s, {', '.join('v.' + c for c in _COPY_COLUMNS)} "
+    f"FROM s, unnest({', '.join(f'%s::{t}[]' for t in _COPY_TYPES)}) WITH ORDINALITY AS v({_COPY_COLS}, n) "
+    "ORDER BY v.n RETURNING id, seq"
+)
 _COMPACTION_COLS = ", ".join(COMPACTION_FIELDS)
 _UPSERT_COMPACTION = (
     f"INSERT INTO compactions ({_COMPACTION_COLS}) VALUES ({', '.join(['%s'] * len(COMPACTION_FIELDS))}) "
@@ -165,14 +178,20 @@ class PostgresSessionStore(SessionStore):
 
     # -- plumbing ------------------------------------------------------------------
 
-    def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False) -> T:
-        """Run ``fn(conn)`` in one transaction; retry serialization failures and deadlocks."""
+    def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False, transaction: bool = True) -> T:
+        """Run ``fn(conn)`` in one transaction; retry serialization failures and deadlocks.
+
+        ``transaction=False`` is for an ``fn`` that runs one statement, its own transaction
+        in autocommit: no BEGIN and COMMIT round trips."""
         from psycopg import errors
 
         for attempt in range(_ATTEMPTS):
             try:
-                with self.pool.connection() as conn, conn.transaction():
-                    return fn(conn)
+                with self.pool.connection() as conn:
+                    if not transaction:
+                        return fn(conn)
+                    with conn.transaction():
+                        return fn(conn)
             except (errors.SerializationFailure, errors.DeadlockDetected):
                 pass
             except errors.UniqueViolation as exc:
@@ -270,21 +289,20 @@ class PostgresSessionStore(SessionStore):
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         now = time.time()
         messages = list(messages)
+        if not messages:
+            return []
         rows = [_row(session_id, m, now) for m in messages]
         tool_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
+        columns = [list(c) for c in zip(*(row[1:] for row in rows))]
+        params = [len(rows), tool_calls, now, session_id, len(rows), session_id, *columns]
 
-        def insert(conn: Any) -> list[int]:
-            # The UPDATE locks the session row: appends to one session queue here.
-            row = conn.execute(
-                "UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
-                "updated_at = %s WHERE id = %s RETURNING message_count",
-                (len(rows), tool_calls, now, session_id),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFoundError(session_id)
-            return _insert_rows(conn, rows, row[0] - len(rows) + 1)
+        def insert(conn: Any) -> list[tuple[int, int]]:
+            return conn.execute(_APPEND, params).fetchall()
 
-        return self._write(insert) if rows else []
+        done = self._write(insert, transaction=False)
+        if not done:
+            raise SessionNotFoundError(session_id)
+        return [i for i, _seq in sorted(done, key=lambda r: r[1])]
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -482,11 +500,12 @@ class PostgresSessionStore(SessionStore):
         session_id: str | None = None,
         context: bool = True,
     ) -> list[SearchHit]:
-        return self._read(
-            lambda c: _search(
-                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+        # No transaction: the hits and their details come from one statement (one snapshot),
+        # and BEGIN and COMMIT would cost two more round trips.
+        with self.pool.connection() as conn:
+            return _search(
+                conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
             )
-        )
 
     # -- removal and bulk copy -----------------------------------------------------
 
