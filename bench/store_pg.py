@@ -42,10 +42,10 @@ _INSERT = (
 )
 
 
-def _store(url: str, pool_size: int = 2) -> Any:
+def _store(url: str, pool_size: int = 2, synchronous: str = "NORMAL") -> Any:
     from hermes.plugins.session_stores.postgresql import PostgresSessionStore
 
-    return PostgresSessionStore(url, pool_size=pool_size)
+    return PostgresSessionStore(url, pool_size=pool_size, synchronous=synchronous)
 
 
 def _raw_append(conn: Any, sid: str, text: str) -> None:
@@ -77,7 +77,7 @@ def _appends(cluster: Any, n: int) -> dict[str, Any]:
     return {"messages": n, "raw_per_s": round(raw), "store_per_s": round(mine), "ratio": _ratio(mine, raw)}
 
 
-def _writer(url: str, sessions: str, count: int, seed: int, raw: bool) -> None:
+def _writer(url: str, sessions: str, count: int, seed: int, raw: bool, durable: bool = True) -> None:
     """Child process: append ``count`` messages round-robin over ``sessions``; print latencies."""
     texts = _texts(count, seed)
     ids = sessions.split(",")
@@ -88,7 +88,7 @@ def _writer(url: str, sessions: str, count: int, seed: int, raw: bool) -> None:
         conn = psycopg.connect(url)
         append = lambda sid, text: _raw_append(conn, sid, text)  # noqa: E731
     else:
-        store = _store(url)
+        store = _store(url, synchronous="NORMAL" if durable else "OFF")
         append = lambda sid, text: store.append_message(sid, {"role": "user", "content": text})  # noqa: E731
     for i, text in enumerate(texts):
         start = time.perf_counter()
@@ -126,7 +126,7 @@ def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable:
         sessions = ",".join(store.create_session(source="bench") for _ in range(4))
     child = lambda code: subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # noqa: E731
     start = time.perf_counter()
-    procs = [child(f"from bench.store_pg import _writer; _writer({url!r}, {sessions!r}, {per_writer}, {n}, {raw})") for n in range(writers)]
+    procs = [child(f"from bench.store_pg import _writer; _writer({url!r}, {sessions!r}, {per_writer}, {n}, {raw}, {durable})") for n in range(writers)]
     searcher = child(f"from bench.store_pg import _searcher; _searcher({url!r}, 3.0)")
     results = []
     for p in procs:

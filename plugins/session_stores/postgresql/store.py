@@ -37,6 +37,7 @@ from hermes.kernel.store.session_store import (
     MESSAGE_COLUMNS,
     PRUNE_ACTIVE_WITHIN_S,
     SESSION_COLUMNS,
+    SYNCHRONOUS_MODES,
     chat_row,
     decode_message,
     message_row,
@@ -70,13 +71,20 @@ _INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_
 # autocommit it is its own transaction, so the lock is held for the server's work and the
 # commit only, never across a round trip to a client that may be waiting for a CPU.
 _COPY_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "int", "float8", "text", "text")
-_APPEND = (
+_LOCK_SESSION = (
     "WITH s AS (UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
     "updated_at = %s WHERE id = %s RETURNING message_count) "
-    f"INSERT INTO messages (seq, {_INSERT_COLS}) "
+)
+_APPEND = (
+    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
     f"SELECT s.message_count - %s + v.n, %s, {', '.join('v.' + c for c in _COPY_COLUMNS)} "
     f"FROM s, unnest({', '.join(f'%s::{t}[]' for t in _COPY_TYPES)}) WITH ORDINALITY AS v({_COPY_COLS}, n) "
     "ORDER BY v.n RETURNING id, seq"
+)
+# One message (the usual append): plain values, which psycopg adapts faster than arrays.
+_APPEND_ONE = (
+    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
+    f"SELECT s.message_count, %s, {', '.join(f'%s::{t}' for t in _COPY_TYPES)} FROM s RETURNING id, seq"
 )
 _COMPACTION_COLS = ", ".join(COMPACTION_FIELDS)
 _UPSERT_COMPACTION = (
@@ -85,6 +93,13 @@ _UPSERT_COMPACTION = (
     + ", ".join(f"{c} = excluded.{c}" for c in COMPACTION_FIELDS if c != "session_id")
 )
 _ATTEMPTS = 8
+# The durability barrier after a write (store.synchronous NORMAL, FULL, EXTRA): the pool's
+# connections commit without waiting for the disk, so a commit releases its row locks at
+# once; then this statement commits a transaction that wrote WAL (a transactional logical
+# message, the smallest WAL record any role may write) at the database's own
+# synchronous_commit level, which flushes the WAL up to it: the write before it included.
+# Writers queued on a session's row so wait for the disk side by side, not one after another.
+_FLUSH = "SELECT set_config('synchronous_commit', %s, true), pg_logical_emit_message(true, 'hermes.flush', '')"
 
 
 def _text(value: Any) -> Any:
@@ -109,7 +124,9 @@ class PostgresSessionStore(SessionStore):
 
     backend_name = "postgresql"
 
-    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0, synchronous: str = "NORMAL"
+    ) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -119,14 +136,21 @@ class PostgresSessionStore(SessionStore):
                 "`pip install 'hermes-kernel[postgresql]'`"
             ) from None
         self.url = url
+        synchronous = synchronous.upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}")
+        self.synchronous = synchronous
         timeout = max(1, int(connect_timeout))
         # One plain connection first: a wrong URL fails at once with the server's
         # reason (the pool would retry in the background), and migrations run on it.
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=timeout) as conn:
                 schema.apply_migrations(conn)
+                level = conn.execute("SHOW synchronous_commit").fetchone()[0]
         except Exception as exc:
             raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
+        # The level the barrier commits at: the database's own, unless that is off (then on).
+        self._flush_level: str | None = None if synchronous == "OFF" else ("on" if level == "off" else level)
         self.pool = ConnectionPool(
             url,
             min_size=1,
@@ -134,6 +158,7 @@ class PostgresSessionStore(SessionStore):
             # Search plans its full-text statements for their own values (prepare=False in search.py);
             # everything else is a look-up by key, whose cached generic plan saves replanning.
             kwargs={"autocommit": True, "connect_timeout": timeout},
+            configure=_commit_without_waiting,
             open=False,
             name="hermes-store",
         )
@@ -154,7 +179,13 @@ class PostgresSessionStore(SessionStore):
             pool_size = int(options.get("pool_size") or 4)
         except (TypeError, ValueError):
             raise HermesError("store.pool_size must be a whole number of connections, such as 4") from None
-        return cls(url, pool_size=pool_size)
+        synchronous = str(options.get("synchronous") or "NORMAL").upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise HermesError(
+                f"store.synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}; "
+                "fix it with `hermes config set store.synchronous NORMAL`"
+            )
+        return cls(url, pool_size=pool_size, synchronous=synchronous)
 
     def close(self) -> None:
         self.pool.close()
@@ -179,7 +210,8 @@ class PostgresSessionStore(SessionStore):
     # -- plumbing ------------------------------------------------------------------
 
     def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False, transaction: bool = True) -> T:
-        """Run ``fn(conn)`` in one transaction; retry serialization failures and deadlocks.
+        """Run ``fn(conn)`` in one transaction, then wait for it to reach the disk (unless
+        ``store.synchronous`` is OFF); retry serialization failures and deadlocks.
 
         ``transaction=False`` is for an ``fn`` that runs one statement, its own transaction
         in autocommit: no BEGIN and COMMIT round trips."""
@@ -188,10 +220,14 @@ class PostgresSessionStore(SessionStore):
         for attempt in range(_ATTEMPTS):
             try:
                 with self.pool.connection() as conn:
-                    if not transaction:
-                        return fn(conn)
-                    with conn.transaction():
-                        return fn(conn)
+                    if transaction:
+                        with conn.transaction():
+                            result = fn(conn)
+                    else:
+                        result = fn(conn)
+                    if self._flush_level is not None:
+                        conn.execute(_FLUSH, (self._flush_level,))
+                    return result
             except (errors.SerializationFailure, errors.DeadlockDetected):
                 pass
             except errors.UniqueViolation as exc:
@@ -293,11 +329,14 @@ class PostgresSessionStore(SessionStore):
             return []
         rows = [_row(session_id, m, now) for m in messages]
         tool_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
-        columns = [list(c) for c in zip(*(row[1:] for row in rows))]
-        params = [len(rows), tool_calls, now, session_id, len(rows), session_id, *columns]
+        if len(rows) == 1:
+            sql, params = _APPEND_ONE, [1, tool_calls, now, session_id, *rows[0]]
+        else:
+            columns = [list(c) for c in zip(*(row[1:] for row in rows))]
+            sql, params = _APPEND, [len(rows), tool_calls, now, session_id, len(rows), session_id, *columns]
 
         def insert(conn: Any) -> list[tuple[int, int]]:
-            return conn.execute(_APPEND, params).fetchall()
+            return conn.execute(sql, params).fetchall()
 
         done = self._write(insert, transaction=False)
         if not done:
@@ -584,6 +623,12 @@ class PostgresSessionStore(SessionStore):
 
 
 # -- helpers on a connection -----------------------------------------------------------
+
+
+def _commit_without_waiting(conn: Any) -> None:
+    # Every write is followed by the durability barrier (_FLUSH) unless store.synchronous is
+    # OFF, so no commit on these connections needs to wait for the disk while it holds locks.
+    conn.execute("SET synchronous_commit = off")
 
 
 def _reason(exc: BaseException) -> str:
