@@ -102,15 +102,18 @@ def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
 
 
 # The hits (ids with their sort key, chosen by the statement in ``{hits}``) read with
-# their sessions and, when asked, the messages either side: each a look-up by
-# (session_id, seq) through the unique index.
+# their sessions and, when asked, the messages either side (by (session_id, seq), the
+# unique index). Every look-up is a LATERAL subquery with LIMIT 1: planned on its own,
+# which halves the planning time of the statement (it is planned for each search).
 _DETAIL = """
 WITH hits AS MATERIALIZED ({hits})
 SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id,
        m.content, m.tool_name, m.tool_args{neighbour_columns}
 FROM hits h
-JOIN messages m ON m.id = h.id
-JOIN sessions s ON s.id = m.session_id{neighbour_joins}
+CROSS JOIN LATERAL (
+    SELECT id, session_id, seq, role, timestamp, content, tool_name, tool_args FROM messages WHERE id = h.id LIMIT 1
+) m
+CROSS JOIN LATERAL (SELECT source, title, parent_session_id FROM sessions WHERE id = m.session_id LIMIT 1) s{neighbour_joins}
 ORDER BY h.r DESC, h.id DESC
 """
 _NEIGHBOUR_COLUMNS = (
@@ -118,8 +121,12 @@ _NEIGHBOUR_COLUMNS = (
     f", a.id, a.role, left(a.content, {CONTEXT_CHARS + 1}), a.tool_name"
 )
 _NEIGHBOUR_JOINS = """
-LEFT JOIN messages b ON b.session_id = m.session_id AND b.seq = m.seq - 1
-LEFT JOIN messages a ON a.session_id = m.session_id AND a.seq = m.seq + 1"""
+LEFT JOIN LATERAL (
+    SELECT id, role, content, tool_name FROM messages WHERE session_id = m.session_id AND seq = m.seq - 1 LIMIT 1
+) b ON true
+LEFT JOIN LATERAL (
+    SELECT id, role, content, tool_name FROM messages WHERE session_id = m.session_id AND seq = m.seq + 1 LIMIT 1
+) a ON true"""
 
 # Lineage roots of the sessions given, one row each. LIMIT 1 in the LATERAL subqueries
 # keeps the planner from turning a handful of look-ups by key into a scan of the table.

@@ -3,7 +3,9 @@
 psycopg 3 with a connection pool (``store.pool_size`` per process). Every
 write is one short transaction; the ones that read before they write lock
 the rows they depend on (``FOR UPDATE``), so two hosts appending to one
-session queue on its row and number their messages without gaps. A unique
+session queue on its row and number their messages without gaps. Commits
+do not wait for the disk while they hold those locks; a barrier after each
+write does, unless ``store.synchronous`` is OFF (see ``_FLUSH``). A unique
 title taken meanwhile by another host is retried (numbered titles) or
 reported (titles the user chose). Every statement is parameterised.
 """
@@ -209,25 +211,49 @@ class PostgresSessionStore(SessionStore):
 
     # -- plumbing ------------------------------------------------------------------
 
-    def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False, transaction: bool = True) -> T:
+    def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False) -> T:
         """Run ``fn(conn)`` in one transaction, then wait for it to reach the disk (unless
-        ``store.synchronous`` is OFF); retry serialization failures and deadlocks.
+        ``store.synchronous`` is OFF)."""
 
-        ``transaction=False`` is for an ``fn`` that runs one statement, its own transaction
-        in autocommit: no BEGIN and COMMIT round trips."""
+        def run(conn: Any) -> T:
+            with conn.transaction():
+                result = fn(conn)
+            if self._flush_level is not None:
+                conn.execute(_FLUSH, (self._flush_level,))
+            return result
+
+        return self._retrying(run, retry_unique=retry_unique)
+
+    def _write_statement(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Run one statement as its own transaction and return its rows, durable unless
+        ``store.synchronous`` is OFF, in one round trip."""
+
+        def run(conn: Any) -> list[tuple[Any, ...]]:
+            if self._flush_level is None:
+                return conn.execute(sql, params).fetchall()
+            # Pipelined: the commit releases the statement's locks without waiting for the
+            # disk and the barrier's flush follows at once, so one flush covers both.
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    cursor = conn.execute(sql, params)
+                    conn.execute("COMMIT")
+                    conn.execute(_FLUSH, (self._flush_level,))
+            except Exception:
+                conn.rollback()  # an error leaves the explicit transaction open and aborted
+                raise
+            return cursor.fetchall()
+
+        return self._retrying(run)
+
+    def _retrying(self, run: Callable[[Any], T], *, retry_unique: bool = False) -> T:
+        """``run(conn)`` on a pooled connection; retry serialization failures and deadlocks."""
         from psycopg import errors
 
         for attempt in range(_ATTEMPTS):
             try:
                 with self.pool.connection() as conn:
-                    if transaction:
-                        with conn.transaction():
-                            result = fn(conn)
-                    else:
-                        result = fn(conn)
-                    if self._flush_level is not None:
-                        conn.execute(_FLUSH, (self._flush_level,))
-                    return result
+                    return run(conn)
             except (errors.SerializationFailure, errors.DeadlockDetected):
                 pass
             except errors.UniqueViolation as exc:
@@ -335,10 +361,7 @@ class PostgresSessionStore(SessionStore):
             columns = [list(c) for c in zip(*(row[1:] for row in rows))]
             sql, params = _APPEND, [len(rows), tool_calls, now, session_id, len(rows), session_id, *columns]
 
-        def insert(conn: Any) -> list[tuple[int, int]]:
-            return conn.execute(sql, params).fetchall()
-
-        done = self._write(insert, transaction=False)
+        done = self._write_statement(sql, params)
         if not done:
             raise SessionNotFoundError(session_id)
         return [i for i, _seq in sorted(done, key=lambda r: r[1])]
