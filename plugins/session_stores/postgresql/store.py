@@ -69,9 +69,10 @@ _INSERT_COLS = f"session_id, {_COPY_COLS}"
 _INSERT_VALUES = ", ".join(["%s"] * (2 + len(_COPY_COLUMNS)))  # seq, session_id and the copied columns
 _INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES}) RETURNING id"
 # One statement per append: the UPDATE locks the session row and numbers the rows, the
-# INSERT takes them (``ordinality`` is each row's place in the batch). Sent alone in
-# autocommit it is its own transaction, so the lock is held for the server's work and the
-# commit only, never across a round trip to a client that may be waiting for a CPU.
+# INSERT takes them (``ordinality`` is each row's place in the batch). It is its own
+# transaction, sent in one round trip (_write_statement), so the lock is held for the
+# server's work and the commit only, never while a client that may be waiting for a CPU
+# sends the next statement.
 _COPY_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "int", "float8", "text", "text")
 _LOCK_SESSION = (
     "WITH s AS (UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
