@@ -258,7 +258,7 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("store.backend", "str", "sqlite", "Session store plugin (hermes.session_stores); a store.url scheme overrides it.",
        plugin_group="hermes.session_stores"),
     _k("store.url", "str", None, "Where sessions live: empty for state.db, a path, sqlite:///path or postgresql://...", nullable=True),
-    _k("store.synchronous", "str", "NORMAL", "SQLite durability: NORMAL survives a crash, FULL or EXTRA power loss too.",
+    _k("store.synchronous", "str", "NORMAL", "Durability: NORMAL survives a crash, FULL or EXTRA power loss too (PostgreSQL: all but OFF).",
        choices=("OFF", "NORMAL", "FULL", "EXTRA")),
     _k("store.pool_size", "int", 4, "PostgreSQL connections per process.", min=1, max=1000),
     _k("mcp.timeout", "float", 120.0, "Seconds one MCP tool call may take, unless the server sets its own.", min=0.001),

@@ -6,7 +6,13 @@ so the database's own parser splits words exactly as it did for the stored
 ``tsvector``. Words rank with ``ts_rank`` over every match (content weighs
 more than tool name and arguments, as BM25's column weights do on SQLite).
 When nothing matches and some term is no word of the index, ``pg_trgm``
-answers substring and CJK queries, newest first. Snippets, context and lineage roots take one statement each.
+answers substring and CJK queries, newest first.
+
+One statement chooses the hits and reads them with their sessions and their
+neighbours; a second runs only when a hit's session has a parent (lineage
+roots). Snippets are cut in Python from the rows read
+(:class:`hermes.kernel.store.snippets.Highlighter`), as on SQLite: ``ts_headline``
+would parse every hit's text again on the server.
 """
 
 from __future__ import annotations
@@ -15,8 +21,9 @@ import re
 from typing import Any
 
 from hermes.kernel.store import SearchHit
-from hermes.kernel.store.query import And, Not, Or, QueryNode, Term, parse_query
+from hermes.kernel.store.query import And, Not, QueryNode, Term, parse_query
 from hermes.kernel.store.search import CONTEXT_CHARS, build_hits
+from hermes.kernel.store.snippets import Highlighter
 from hermes.kernel.store.titles import escape_like
 
 __all__ = ["search"]
@@ -25,10 +32,6 @@ MAX_DEPTH = 10_000
 # ts_rank weights for D, C, B, A: content (A) over tool name and arguments (B).
 _WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"
 _TEXT = "(coalesce(m.content, '') || ' ' || coalesce(m.tool_name, '') || ' ' || coalesce(m.tool_args, ''))"
-_HEADLINE = "StartSel=**, StopSel=**, MaxWords=12, MinWords=4, ShortWord=1, MaxFragments=1, FragmentDelimiter=…"
-# A short text is shown whole (ts_headline would otherwise drop its edges and punctuation).
-_WHOLE = "StartSel=**, StopSel=**, HighlightAll=true"
-_SHORT = 120
 
 
 def _tsquery(node: QueryNode, params: list[Any]) -> str:
@@ -98,9 +101,35 @@ def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
     )
 
 
-# Both walks look rows up one by one through the primary key / (session_id, seq)
-# index: LIMIT 1 in a LATERAL subquery keeps the planner from turning a handful
-# of look-ups into a scan of the whole table.
+# The hits (ids with their sort key, chosen by the statement in ``{hits}``) read with
+# their sessions and, when asked, the messages either side (by (session_id, seq), the
+# unique index). Every look-up is a LATERAL subquery with LIMIT 1: planned on its own,
+# which halves the planning time of the statement (it is planned for each search).
+_DETAIL = """
+WITH hits AS MATERIALIZED ({hits})
+SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id,
+       m.content, m.tool_name, m.tool_args{neighbour_columns}
+FROM hits h
+CROSS JOIN LATERAL (
+    SELECT id, session_id, seq, role, timestamp, content, tool_name, tool_args FROM messages WHERE id = h.id LIMIT 1
+) m
+CROSS JOIN LATERAL (SELECT source, title, parent_session_id FROM sessions WHERE id = m.session_id LIMIT 1) s{neighbour_joins}
+ORDER BY h.r DESC, h.id DESC
+"""
+_NEIGHBOUR_COLUMNS = (
+    f", b.id, b.role, left(b.content, {CONTEXT_CHARS + 1}), b.tool_name"
+    f", a.id, a.role, left(a.content, {CONTEXT_CHARS + 1}), a.tool_name"
+)
+_NEIGHBOUR_JOINS = """
+LEFT JOIN LATERAL (
+    SELECT id, role, content, tool_name FROM messages WHERE session_id = m.session_id AND seq = m.seq - 1 LIMIT 1
+) b ON true
+LEFT JOIN LATERAL (
+    SELECT id, role, content, tool_name FROM messages WHERE session_id = m.session_id AND seq = m.seq + 1 LIMIT 1
+) a ON true"""
+
+# Lineage roots of the sessions given, one row each. LIMIT 1 in the LATERAL subqueries
+# keeps the planner from turning a handful of look-ups by key into a scan of the table.
 _ROOTS = """
 WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
     SELECT s.id, s.id, s.parent_session_id, 0
@@ -118,14 +147,16 @@ FROM up CROSS JOIN LATERAL (SELECT title FROM sessions WHERE id = up.id LIMIT 1)
 ORDER BY up.start, up.depth DESC
 """
 
-_CONTEXT = f"""
-SELECT h.mid, n.side, m.id, m.role, left(m.content, {CONTEXT_CHARS + 1}), m.tool_name
-FROM unnest(%s::bigint[], %s::text[], %s::int[]) AS h(mid, sid, seq)
-CROSS JOIN LATERAL (VALUES ('before', h.seq - 1), ('after', h.seq + 1)) AS n(side, seq)
-CROSS JOIN LATERAL (
-    SELECT id, role, content, tool_name FROM messages WHERE session_id = h.sid AND seq = n.seq LIMIT 1
-) m
-"""
+
+def _detail(conn: Any, hits: str, params: list[Any], context: bool) -> list[tuple[Any, ...]]:
+    sql = _DETAIL.format(
+        hits=hits,
+        neighbour_columns=_NEIGHBOUR_COLUMNS if context else "",
+        neighbour_joins=_NEIGHBOUR_JOINS if context else "",
+    )
+    # Never prepared: how many rows match swings from none to millions with the words,
+    # so the statement is planned for its own values each time.
+    return conn.execute(sql, params, prepare=False).fetchall()
 
 
 def search(
@@ -139,7 +170,8 @@ def search(
     session_id: str | None,
     context: bool,
 ) -> list[SearchHit]:
-    """Messages matching ``query``; ``conn`` is a psycopg connection inside a transaction."""
+    """Messages matching ``query``; ``conn`` is a psycopg connection (autocommit is fine:
+    the hits and their details come from one statement, so from one snapshot)."""
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
     limit = max(1, min(int(limit), 1_000))
@@ -147,56 +179,43 @@ def search(
     if node is None:
         return []
     where, filter_params = _filters(source, role, session_id)
+    join = " JOIN sessions s ON s.id = m.session_id" if source is not None else ""
     q_params: list[Any] = []
     tsquery = _tsquery(node, q_params)
-    order = f"ts_rank('{_WEIGHTS}'::real[], m.tsv, q.q) DESC, m.id DESC" if sort == "rank" else "m.id DESC"
-    join = " JOIN sessions s ON s.id = m.session_id" if source is not None else ""
-    # The statements whose selectivity swings from one row to millions are never prepared, so
-    # each is planned for its own values; the look-ups by key below keep psycopg's prepared,
-    # generic plans (replanning all four cost ~8 ms a search, more than a narrow query itself).
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT m.id FROM (SELECT {tsquery} AS q) q, messages m{join} "
-            f"WHERE m.tsv @@ q.q{where} ORDER BY {order} LIMIT %s",
-            [*q_params, *filter_params, limit],
-            prepare=False,
-        )
-    ]
-    rows: list[tuple[Any, ...]]
-    if ids:
-        detail = conn.execute(
-            f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
-            f"CASE WHEN length({_TEXT}) <= {_SHORT} THEN ts_headline('simple', btrim({_TEXT}), q.q, %s) "
-            f"ELSE ts_headline('simple', {_TEXT}, q.q, %s) END, m.seq "
-            f"FROM (SELECT {tsquery} AS q) q, messages m JOIN sessions s ON s.id = m.session_id "
-            "WHERE m.id = ANY(%s)",
-            [_WHOLE, _HEADLINE, *q_params, ids],
-        ).fetchall()
-        by_id = {row[0]: row for row in detail}
-        rows = [by_id[i] for i in ids if i in by_id]
+    rank = f"ts_rank('{_WEIGHTS}'::real[], m.tsv, q.q)" if sort == "rank" else "0::real"
+    words = (
+        f"SELECT m.id, {rank} AS r FROM (SELECT {tsquery} AS q) q, messages m{join} "
+        f"WHERE m.tsv @@ q.q{where} ORDER BY r DESC, m.id DESC LIMIT %s"
+    )
+    found = _detail(conn, words, [*q_params, *filter_params, limit], context)
+    if found:
+        highlighter = Highlighter(node)
+        rows = [(*r[:6], highlighter.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
     elif not _all_words_known(conn, node):
         s_params: list[Any] = []
         condition = _substring(node, s_params)
-        found = conn.execute(
-            f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, {_TEXT}, m.seq "
-            f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE {condition}{where} "
-            "ORDER BY m.id DESC LIMIT %s",
-            [*s_params, *filter_params, limit],
-            prepare=False,
-        ).fetchall()
+        substrings = (
+            f"SELECT m.id, 0::real AS r FROM messages m{join} WHERE {condition}{where} ORDER BY m.id DESC LIMIT %s"
+        )
+        found = _detail(conn, substrings, [*s_params, *filter_params, limit], context)
         needle = _first_term(node)
-        rows = [(*r[:6], _substring_snippet(r[6].strip(), needle), r[7]) for r in found]
+        rows = [
+            (*r[:6], _substring_snippet(" ".join(t or "" for t in r[7:10]).strip(), needle), *r[6:7], *r[10:])
+            for r in found
+        ]
     else:
-        rows = []
+        return []
     if not rows:
         return []
-    sessions = sorted({row[1] for row in rows})
-    roots = {r[0]: (r[1], r[2]) for r in conn.execute(_ROOTS, [sessions, MAX_DEPTH])}
+    # Only a session with a parent can have another lineage root; most have none.
+    parented = sorted({row[1] for row in rows if row[7] is not None})
+    roots = {r[0]: (r[1], r[2]) for r in conn.execute(_ROOTS, [parented, MAX_DEPTH])} if parented else {}
     neighbours = None
     if context:
         neighbours = {
-            (r[0], r[1]): tuple(r[2:])
-            for r in conn.execute(_CONTEXT, [[r[0] for r in rows], [r[1] for r in rows], [r[7] for r in rows]])
+            (row[0], side): row[at : at + 4]
+            for row in rows
+            for side, at in (("before", 8), ("after", 12))
+            if row[at] is not None
         }
-    return build_hits([row[:7] for row in rows], roots, neighbours)
+    return build_hits(rows, roots, neighbours)

@@ -3,7 +3,9 @@
 psycopg 3 with a connection pool (``store.pool_size`` per process). Every
 write is one short transaction; the ones that read before they write lock
 the rows they depend on (``FOR UPDATE``), so two hosts appending to one
-session queue on its row and number their messages without gaps. A unique
+session queue on its row and number their messages without gaps. Commits
+do not wait for the disk while they hold those locks; a barrier after each
+write does, unless ``store.synchronous`` is OFF (see ``_FLUSH``). A unique
 title taken meanwhile by another host is retried (numbered titles) or
 reported (titles the user chose). Every statement is parameterised.
 """
@@ -37,6 +39,7 @@ from hermes.kernel.store.session_store import (
     MESSAGE_COLUMNS,
     PRUNE_ACTIVE_WITHIN_S,
     SESSION_COLUMNS,
+    SYNCHRONOUS_MODES,
     chat_row,
     decode_message,
     message_row,
@@ -65,6 +68,27 @@ _COPY_COLS = ", ".join(_COPY_COLUMNS)
 _INSERT_COLS = f"session_id, {_COPY_COLS}"
 _INSERT_VALUES = ", ".join(["%s"] * (2 + len(_COPY_COLUMNS)))  # seq, session_id and the copied columns
 _INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES}) RETURNING id"
+# One statement per append: the UPDATE locks the session row and numbers the rows, the
+# INSERT takes them (``ordinality`` is each row's place in the batch). It is its own
+# transaction, sent in one round trip (_write_statement), so the lock is held for the
+# server's work and the commit only, never while a client that may be waiting for a CPU
+# sends the next statement.
+_COPY_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "int", "float8", "text", "text")
+_LOCK_SESSION = (
+    "WITH s AS (UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
+    "updated_at = %s WHERE id = %s RETURNING message_count) "
+)
+_APPEND = (
+    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
+    f"SELECT s.message_count - %s + v.n, %s, {', '.join('v.' + c for c in _COPY_COLUMNS)} "
+    f"FROM s, unnest({', '.join(f'%s::{t}[]' for t in _COPY_TYPES)}) WITH ORDINALITY AS v({_COPY_COLS}, n) "
+    "ORDER BY v.n RETURNING id, seq"
+)
+# One message (the usual append): plain values, which psycopg adapts faster than arrays.
+_APPEND_ONE = (
+    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
+    f"SELECT s.message_count, %s, {', '.join(f'%s::{t}' for t in _COPY_TYPES)} FROM s RETURNING id, seq"
+)
 _COMPACTION_COLS = ", ".join(COMPACTION_FIELDS)
 _UPSERT_COMPACTION = (
     f"INSERT INTO compactions ({_COMPACTION_COLS}) VALUES ({', '.join(['%s'] * len(COMPACTION_FIELDS))}) "
@@ -72,6 +96,13 @@ _UPSERT_COMPACTION = (
     + ", ".join(f"{c} = excluded.{c}" for c in COMPACTION_FIELDS if c != "session_id")
 )
 _ATTEMPTS = 8
+# The durability barrier after a write (store.synchronous NORMAL, FULL, EXTRA): the pool's
+# connections commit without waiting for the disk, so a commit releases its row locks at
+# once; then this statement commits a transaction that wrote WAL (a transactional logical
+# message, the smallest WAL record any role may write) at the database's own
+# synchronous_commit level, which flushes the WAL up to it: the write before it included.
+# Writers queued on a session's row so wait for the disk side by side, not one after another.
+_FLUSH = "SELECT set_config('synchronous_commit', %s, true), pg_logical_emit_message(true, 'hermes.flush', '')"
 
 
 def _text(value: Any) -> Any:
@@ -96,7 +127,9 @@ class PostgresSessionStore(SessionStore):
 
     backend_name = "postgresql"
 
-    def __init__(self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 4, connect_timeout: float = 10.0, synchronous: str = "NORMAL"
+    ) -> None:
         try:
             import psycopg
             from psycopg_pool import ConnectionPool
@@ -106,14 +139,21 @@ class PostgresSessionStore(SessionStore):
                 "`pip install 'hermes-kernel[postgresql]'`"
             ) from None
         self.url = url
+        synchronous = synchronous.upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}")
+        self.synchronous = synchronous
         timeout = max(1, int(connect_timeout))
         # One plain connection first: a wrong URL fails at once with the server's
         # reason (the pool would retry in the background), and migrations run on it.
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=timeout) as conn:
                 schema.apply_migrations(conn)
+                level = conn.execute("SHOW synchronous_commit").fetchone()[0]
         except Exception as exc:
             raise HermesError(f"cannot use the session store at {redact_url(url)}: {_reason(exc)}") from None
+        # The level the barrier commits at: the database's own, unless that is off (then on).
+        self._flush_level: str | None = None if synchronous == "OFF" else ("on" if level == "off" else level)
         self.pool = ConnectionPool(
             url,
             min_size=1,
@@ -121,6 +161,7 @@ class PostgresSessionStore(SessionStore):
             # Search plans its full-text statements for their own values (prepare=False in search.py);
             # everything else is a look-up by key, whose cached generic plan saves replanning.
             kwargs={"autocommit": True, "connect_timeout": timeout},
+            configure=_commit_without_waiting,
             open=False,
             name="hermes-store",
         )
@@ -141,7 +182,13 @@ class PostgresSessionStore(SessionStore):
             pool_size = int(options.get("pool_size") or 4)
         except (TypeError, ValueError):
             raise HermesError("store.pool_size must be a whole number of connections, such as 4") from None
-        return cls(url, pool_size=pool_size)
+        synchronous = str(options.get("synchronous") or "NORMAL").upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise HermesError(
+                f"store.synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}; "
+                "fix it with `hermes config set store.synchronous NORMAL`"
+            )
+        return cls(url, pool_size=pool_size, synchronous=synchronous)
 
     def close(self) -> None:
         self.pool.close()
@@ -166,13 +213,48 @@ class PostgresSessionStore(SessionStore):
     # -- plumbing ------------------------------------------------------------------
 
     def _write(self, fn: Callable[[Any], T], *, retry_unique: bool = False) -> T:
-        """Run ``fn(conn)`` in one transaction; retry serialization failures and deadlocks."""
+        """Run ``fn(conn)`` in one transaction, then wait for it to reach the disk (unless
+        ``store.synchronous`` is OFF)."""
+
+        def run(conn: Any) -> T:
+            with conn.transaction():
+                result = fn(conn)
+            if self._flush_level is not None:
+                conn.execute(_FLUSH, (self._flush_level,))
+            return result
+
+        return self._retrying(run, retry_unique=retry_unique)
+
+    def _write_statement(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Run one statement as its own transaction and return its rows, durable unless
+        ``store.synchronous`` is OFF, in one round trip."""
+
+        def run(conn: Any) -> list[tuple[Any, ...]]:
+            if self._flush_level is None:
+                return conn.execute(sql, params).fetchall()
+            # Pipelined: the commit releases the statement's locks without waiting for the
+            # disk and the barrier's flush follows at once, so one flush covers both.
+            try:
+                with conn.pipeline():
+                    conn.execute("BEGIN")
+                    cursor = conn.execute(sql, params)
+                    conn.execute("COMMIT")
+                    conn.execute(_FLUSH, (self._flush_level,))
+            except Exception:
+                conn.rollback()  # an error leaves the explicit transaction open and aborted
+                raise
+            return cursor.fetchall()
+
+        return self._retrying(run)
+
+    def _retrying(self, run: Callable[[Any], T], *, retry_unique: bool = False) -> T:
+        """``run(conn)`` on a pooled connection; retry serialization failures and deadlocks."""
         from psycopg import errors
 
         for attempt in range(_ATTEMPTS):
             try:
-                with self.pool.connection() as conn, conn.transaction():
-                    return fn(conn)
+                with self.pool.connection() as conn:
+                    return run(conn)
             except (errors.SerializationFailure, errors.DeadlockDetected):
                 pass
             except errors.UniqueViolation as exc:
@@ -270,21 +352,20 @@ class PostgresSessionStore(SessionStore):
     def append_messages(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> list[int]:
         now = time.time()
         messages = list(messages)
+        if not messages:
+            return []
         rows = [_row(session_id, m, now) for m in messages]
         tool_calls = sum(len(m.get("tool_calls") or ()) for m in messages)
+        if len(rows) == 1:
+            sql, params = _APPEND_ONE, [1, tool_calls, now, session_id, *rows[0]]
+        else:
+            columns = [list(c) for c in zip(*(row[1:] for row in rows))]
+            sql, params = _APPEND, [len(rows), tool_calls, now, session_id, len(rows), session_id, *columns]
 
-        def insert(conn: Any) -> list[int]:
-            # The UPDATE locks the session row: appends to one session queue here.
-            row = conn.execute(
-                "UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
-                "updated_at = %s WHERE id = %s RETURNING message_count",
-                (len(rows), tool_calls, now, session_id),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFoundError(session_id)
-            return _insert_rows(conn, rows, row[0] - len(rows) + 1)
-
-        return self._write(insert) if rows else []
+        done = self._write_statement(sql, params)
+        if not done:
+            raise SessionNotFoundError(session_id)
+        return [i for i, _seq in sorted(done, key=lambda r: r[1])]
 
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         rows = self._read(
@@ -482,11 +563,12 @@ class PostgresSessionStore(SessionStore):
         session_id: str | None = None,
         context: bool = True,
     ) -> list[SearchHit]:
-        return self._read(
-            lambda c: _search(
-                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+        # No transaction: the hits and their details come from one statement (one snapshot),
+        # and BEGIN and COMMIT would cost two more round trips.
+        with self.pool.connection() as conn:
+            return _search(
+                conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
             )
-        )
 
     # -- removal and bulk copy -----------------------------------------------------
 
@@ -565,6 +647,12 @@ class PostgresSessionStore(SessionStore):
 
 
 # -- helpers on a connection -----------------------------------------------------------
+
+
+def _commit_without_waiting(conn: Any) -> None:
+    # Every write is followed by the durability barrier (_FLUSH) unless store.synchronous is
+    # OFF, so no commit on these connections needs to wait for the disk while it holds locks.
+    conn.execute("SET synchronous_commit = off")
 
 
 def _reason(exc: BaseException) -> str:
