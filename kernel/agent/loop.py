@@ -305,7 +305,7 @@ class Agent:
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
 
-    def _emit(self, kind: str, text: str = "", **data: Any) -> None:
+    def _emit(self, kind: str, text: str, **data: Any) -> None:
         if self.on_event is not None:
             try:
                 self.on_event(AgentEvent(kind, text, data))

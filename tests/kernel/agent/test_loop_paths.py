@@ -1,0 +1,187 @@
+"""Loop paths the broad tests pass through without pinning: the fallback chain, tool batches and
+results, the rebuilt prompt, compression's defaults and the session it rotates into."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hermes.kernel import ContextEngine, PluginHost, Tool, hookimpl
+from hermes.kernel.agent import Agent, ModelRoute
+from hermes.kernel.testing import Fault, Reply, ScriptedProvider, ToolCall
+from hermes.kernel.tool_registry import ToolRegistry
+
+from .conftest import echo_tools, scripted_client
+
+
+def test_fallbacks_are_tried_in_order_with_a_status_line_each(make_agent) -> None:
+    first, second, third = ScriptedProvider(Fault("model_not_found")), ScriptedProvider(Fault("model_not_found")), \
+        ScriptedProvider(Reply("third time lucky"))  # fmt: skip
+    statuses: list[str] = []
+    agent = make_agent(first, second, third, on_event=lambda e: statuses.append(e.text) if e.kind == "status" else None)
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "third time lucky" and result["api_calls"] == 3
+    assert [len(p.requests) for p in (first, second, third)] == [1, 1, 1]
+    assert [r.model for r in (*second.requests, *third.requests)] == ["model-1", "model-2"]
+    assert statuses[0].startswith("p0:model-0 failed (") and statuses[0].endswith("); falling back to p1:model-1")
+    assert statuses[1].startswith("p1:model-1 failed (") and statuses[1].endswith("); falling back to p2:model-2")
+
+
+def test_the_prompt_names_the_model_and_provider_and_reads_the_soul(make_agent, tmp_path: Path) -> None:
+    soul = tmp_path / "SOUL.md"
+    soul.write_text("You are Quill, a terse archivist.", encoding="utf-8")
+    provider = ScriptedProvider(Reply("ok"))
+    make_agent(provider, soul_path=soul).run_conversation("x")
+    system = provider.requests[0].messages[0]["content"]
+    assert "- model: model-0 via p0\n" in system and "You are Quill, a terse archivist." in system
+
+
+def test_tool_events_results_and_skips_carry_their_names_and_details(make_agent) -> None:
+    agent = None
+
+    def halt(args: dict[str, Any], ctx) -> str:
+        agent.interrupt()
+        return "stopped"
+
+    tools = ToolRegistry([Tool("halt", "h", {"type": "object"}, halt, "t"), *echo_tools()])
+    events: list[Any] = []
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("halt", {}, id="h1"), ToolCall("echo", {"text": "never"}, id="e1")]))
+    agent = make_agent(provider, tools=tools, on_event=events.append)
+    result = agent.run_conversation("go")
+    tool_messages = [m for m in result["messages"] if m["role"] == "tool"]
+    assert [(m["tool_call_id"], m["tool_name"]) for m in tool_messages] == [("h1", "halt"), ("e1", "echo")]
+    ends = [e for e in events if e.kind == "tool_end"]
+    assert [(e.text, e.data["call_id"], e.data["error"]) for e in ends] == [("halt", "h1", False)]
+    assert isinstance(ends[0].data["duration"], float) and ends[0].data["duration"] > 0
+
+
+def test_path_tools_resolve_against_the_agents_folder_and_a_writer_runs_alone(make_agent, tmp_path: Path) -> None:
+    order: list[str] = []
+
+    def write(args: dict[str, Any], ctx) -> str:
+        (tmp_path / args["path"]).write_text(args["text"], encoding="utf-8")
+        order.append(f"write {args['text']}")
+        return "written"
+
+    def read(args: dict[str, Any], ctx) -> str:
+        order.append("read")
+        return (tmp_path / args["path"]).read_text(encoding="utf-8")
+
+    obj = {"type": "object", "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}
+    tools = ToolRegistry([Tool("write", "w", obj, write, "t", path_params=("path",)),
+                          Tool("read", "r", obj, read, "t", read_only=True, path_params=("path",))])  # fmt: skip
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("write", {"path": "n.txt", "text": "one"}, id="w1"),
+                                                  ToolCall("read", {"path": "n.txt"}, id="r1")]), Reply("done"))  # fmt: skip
+    result = make_agent(provider, tools=tools).run_conversation("go")
+    assert order == ["write one", "read"]
+    assert [m["content"] for m in result["messages"] if m["role"] == "tool"] == ["written", "one"]
+
+
+SECRET = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6"
+
+
+def leaky_tools() -> ToolRegistry:
+    return ToolRegistry([Tool("env", "e", {"type": "object"}, lambda args, ctx: f"OPENAI_API_KEY={SECRET}", "t")])
+
+
+@pytest.mark.parametrize("config,redacted", [(None, True), ({"security.redact_tool_output": False}, False)])
+def test_tool_output_is_redacted_unless_the_config_turns_it_off(make_agent, config, redacted: bool) -> None:
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("env", {}, id="c1")]), Reply("done"))
+    make_agent(provider, tools=leaky_tools(), config=config).run_conversation("go")
+    sent = next(m for m in provider.requests[1].messages if m["role"] == "tool")["content"]
+    assert (SECRET not in sent) is redacted
+
+
+def test_a_result_over_its_tools_limit_is_saved_to_the_results_folder(make_agent, tmp_path: Path) -> None:
+    big = "line\n" * 40
+    tools = ToolRegistry([Tool("big", "b", {"type": "object"}, lambda args, ctx: big, "t", max_result_chars=50)])
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("big", {}, id="c1")]), Reply("done"))
+    result = make_agent(provider, tools=tools).run_conversation("go")
+    content = next(m for m in result["messages"] if m["role"] == "tool")["content"]
+    saved = tmp_path / "results" / "c1.txt"
+    assert content.startswith("[output of big was 200 characters (41 lines)") and str(saved) in content
+    assert saved.read_text(encoding="utf-8") == big
+
+
+class Engine(ContextEngine):
+    """Compresses once when told, to ``keep``; records what a manual run lifted."""
+
+    name = "scripted-engine"
+
+    def __init__(self, keep: list[dict[str, Any]], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.keep = keep
+        self.armed = False
+        self.resumed = 0
+
+    def update_from_response(self, usage: Any) -> None:
+        pass
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return self.armed
+
+    def resume_automatic(self) -> None:
+        self.resumed += 1
+
+    def compress(self, messages, current_tokens=None, focus_topic=None):
+        self.armed = False
+        self.compression_count += 1
+        kept = [dict(m) for m in self.keep]
+        kept[0]["content"] += f" #{self.compression_count}" if self.compression_count > 1 else ""
+        return kept
+
+
+def test_compress_without_an_engine_says_so() -> None:
+    agent = Agent(routes=[ModelRoute(scripted_client(ScriptedProvider()), "m")], tools=echo_tools(),
+                  host=PluginHost(load_plugins=""))  # fmt: skip
+    with pytest.raises(Exception, match=r"^no context engine is active, so the conversation cannot be compressed$"):
+        agent.compress()
+
+
+def test_compress_is_automatic_and_unreviewed_unless_asked(make_agent) -> None:
+    engine = Engine([{"role": "user", "content": "summary"}, {"role": "assistant", "content": "ok"}])
+    reviewed: list[str] = []
+    agent = make_agent(ScriptedProvider(Reply("a")), engine=engine)
+    agent.review_compression = lambda note, fidelity: (reviewed.append(note), ("accept", None))[1]
+    agent.run_conversation("x")
+    assert agent.compress() and (engine.resumed, reviewed) == (0, [])
+    assert agent.compress(manual=True, review=True) and engine.resumed == 1 and len(reviewed) == 1
+
+
+class Recall:
+    @hookimpl
+    def prefetch(self, session_id, query):
+        return "recalled fact"
+
+
+def test_a_rotation_mid_turn_stores_the_child_once_and_tools_see_the_child(make_agent, store) -> None:
+    seen: list[str | None] = []
+
+    def where(args: dict[str, Any], ctx) -> str:
+        seen.append(ctx.session_id)
+        return "here"
+
+    host = PluginHost(load_plugins="")
+    host.register(Recall())
+    engine = Engine([{"role": "assistant", "content": "summary without a request"}])
+    tools = ToolRegistry([Tool("where", "w", {"type": "object"}, where, "t", read_only=True)])
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("where", {}, id="c1")]), Reply(tool_calls=[ToolCall("where", {}, id="c2")]),
+                                Reply("done"))  # fmt: skip
+    agent = make_agent(provider, tools=tools, host=host, engine=engine)
+
+    def arm_after_first_tool(event) -> None:
+        if event.kind == "tool_end" and event.data["call_id"] == "c1":
+            engine.armed = True
+
+    agent.on_event = arm_after_first_tool
+    result = agent.run_conversation("go")
+    parent, child = store.get_session(result["session_id"])["parent_session_id"], result["session_id"]
+    assert parent is not None and seen == [parent, child]
+    stored = [(m["role"], m["content"]) for m in store.get_messages(child)]
+    assert stored == [("assistant", "summary without a request"), ("assistant", None), ("tool", "here"), ("assistant", "done")]
+    # The compressed history has no user message: this turn's recall rides on none of it.
+    assert len(provider.requests) == 3
+    assert all("recalled fact" not in str(m["content"]) for r in provider.requests[1:] for m in r.messages)
+    assert "recalled fact" in provider.requests[0].messages[-1]["content"]
