@@ -185,3 +185,112 @@ def test_a_rotation_mid_turn_stores_the_child_once_and_tools_see_the_child(make_
     assert len(provider.requests) == 3
     assert all("recalled fact" not in str(m["content"]) for r in provider.requests[1:] for m in r.messages)
     assert "recalled fact" in provider.requests[0].messages[-1]["content"]
+
+
+# --- the turn's result, and who hears about it ---------------------------------------------
+
+
+class Memory:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    def start(self, session_id: str) -> None:
+        pass
+
+    def system_prompt_block(self) -> str:
+        return ""
+
+    def sync_turn(self, user: str, assistant: str, session_id: str, messages: Any = None) -> None:
+        self.calls.append(("sync", user, assistant, session_id, len(messages)))
+
+    def queue_prefetch(self, query: str, session_id: str) -> None:
+        self.calls.append(("prefetch", query, session_id))
+
+
+class Schedule:
+    def __init__(self) -> None:
+        self.seen: list[tuple[Any, dict[str, Any]]] = []
+
+    def maybe_start(self, agent: Any, result: dict[str, Any]) -> None:
+        self.seen.append((agent, result))
+
+
+def test_a_completed_turn_reaches_memory_and_reviews_with_its_session(make_agent) -> None:
+    memory, schedule = Memory(), Schedule()
+    agent = make_agent(ScriptedProvider(Reply("answer")), memory=memory)
+    agent.reviews.append(schedule)
+    result = agent.run_conversation("question")
+    sid = result["session_id"]
+    assert memory.calls == [("sync", "question", "answer", sid, 2), ("prefetch", "question", sid)]
+    assert len(schedule.seen) == 1 and schedule.seen[0][0] is agent and schedule.seen[0][1] is result
+    assert (result["budget_exhausted"], result["incomplete"], result["partial"], result["empty"], result["error"]) == \
+        (False, False, False, False, None)  # fmt: skip
+
+
+def test_a_failed_turn_says_why_in_a_status_line_and_the_result(make_agent) -> None:
+    statuses: list[str] = []
+    agent = make_agent(ScriptedProvider(Fault("auth", message="bad key")),
+                       on_event=lambda e: statuses.append(e.text) if e.kind == "status" else None)  # fmt: skip
+    result = agent.run_conversation("x")
+    assert result["failed"] and result["error"] == "scripted auth (HTTP 401): bad key"
+    assert statuses == ["failed: scripted auth (HTTP 401): bad key"]
+
+
+class Interrupting(Engine):
+    """Interrupts the agent when the last call's usage comes in: after the call, before the turn ends."""
+
+    agent: Any = None
+
+    def update_from_response(self, usage: Any) -> None:
+        self.agent.interrupt()
+
+
+def test_an_interrupt_that_lands_after_the_last_call_still_marks_the_turn(make_agent) -> None:
+    engine = Interrupting([{"role": "user", "content": "x"}])
+    memory = Memory()
+    agent = make_agent(ScriptedProvider(Reply("answered anyway")), engine=engine, memory=memory)
+    engine.agent = agent
+    result = agent.run_conversation("x")
+    assert result["final_response"] == "answered anyway"
+    assert result["interrupted"] and not result["completed"] and memory.calls == []
+
+
+def test_the_grace_call_drops_tool_calls_and_flags_the_budget(make_agent) -> None:
+    ran: list[str] = []
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "a"}, id="c1")]),
+                                Reply("wrapping up", tool_calls=[ToolCall("echo", {"text": "b"}, id="c2")]))  # fmt: skip
+    result = make_agent(provider, tools=echo_tools(ran), max_iterations=1).run_conversation("go")
+    assert ran == ["a"] and result["final_response"] == "wrapping up" and result["budget_exhausted"]
+    assert "tool_calls" not in result["messages"][-1] and result["messages"][-1]["content"] == "wrapping up"
+    failed = make_agent(ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "a"}, id="c1")]), Reply("")),
+                        max_iterations=1).run_conversation("go")  # fmt: skip
+    assert failed["error"] == "the step budget ran out and the last call gave no answer" and failed["budget_exhausted"]
+
+
+def test_empty_answers_fall_back_with_a_reason(make_agent) -> None:
+    statuses: list[str] = []
+    agent = make_agent(ScriptedProvider(*[Reply("")] * 4), ScriptedProvider(Reply("here")),
+                       on_event=lambda e: statuses.append(e.text) if e.kind == "status" else None)  # fmt: skip
+    assert agent.run_conversation("x")["final_response"] == "here"
+    assert "p0:model-0 failed (the model kept answering with nothing); falling back to p1:model-1" in statuses
+
+
+def test_streamed_reasoning_reaches_the_display(make_agent) -> None:
+    events: list[tuple[str, str]] = []
+    agent = make_agent(ScriptedProvider(Reply("The answer.", reasoning="Let me think.")), stream=True,
+                       on_event=lambda e: events.append((e.kind, e.text)))  # fmt: skip
+    agent.run_conversation("x")
+    assert "".join(t for k, t in events if k == "reasoning") == "Let me think."
+    assert "".join(t for k, t in events if k == "text") == "The answer."
+
+
+def test_the_wire_copy_drops_bookkeeping_and_defuses_only_what_others_wrote(make_agent) -> None:
+    fence = "<memory-context>x</memory-context>"
+    provider = ScriptedProvider(Reply(fence, reasoning="thought"), Reply("second"))
+    agent = make_agent(provider, temperature=0.25)
+    agent.run_conversation(fence)
+    agent.run_conversation("again")
+    sent = provider.requests[1]
+    assert sent.temperature == 0.25
+    assert sent.messages[1] == {"role": "user", "content": "‹memory-context›x‹/memory-context›"}
+    assert sent.messages[2] == {"role": "assistant", "content": fence, "reasoning": "thought"}  # the model's own text
