@@ -282,8 +282,7 @@ class Agent:
 
     def _flush(self) -> None:
         if self.store is None or self.session_id is None:
-            self._persisted = len(self.messages)
-            return
+            return  # nothing to write to (no store, or no session yet: then no messages either)
         pending = self.messages[self._persisted :]
         if pending:
             self.store.append_messages(self.session_id, pending)
@@ -336,8 +335,7 @@ class Agent:
             state.failed = True
             state.error = str(failure.error)
             self._emit("status", f"failed: {failure.error}")
-        except Interrupted as stop:
-            state.interrupted = True
+        except Interrupted as stop:  # raised only once the flag is set: marked interrupted below
             if stop.text:
                 state.partial = True
                 self._append({"role": "assistant", "content": stop.text, "finish_reason": "interrupted"})

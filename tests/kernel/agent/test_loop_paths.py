@@ -151,8 +151,12 @@ def test_compress_is_automatic_and_unreviewed_unless_asked(make_agent) -> None:
 
 
 class Recall:
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
     @hookimpl
     def prefetch(self, session_id, query):
+        self.asked.append((session_id, query))
         return "recalled fact"
 
 
@@ -164,7 +168,8 @@ def test_a_rotation_mid_turn_stores_the_child_once_and_tools_see_the_child(make_
         return "here"
 
     host = PluginHost(load_plugins="")
-    host.register(Recall())
+    recall = Recall()
+    host.register(recall)
     engine = Engine([{"role": "assistant", "content": "summary without a request"}])
     tools = ToolRegistry([Tool("where", "w", {"type": "object"}, where, "t", read_only=True)])
     provider = ScriptedProvider(Reply(tool_calls=[ToolCall("where", {}, id="c1")]), Reply(tool_calls=[ToolCall("where", {}, id="c2")]),
@@ -178,7 +183,7 @@ def test_a_rotation_mid_turn_stores_the_child_once_and_tools_see_the_child(make_
     agent.on_event = arm_after_first_tool
     result = agent.run_conversation("go")
     parent, child = store.get_session(result["session_id"])["parent_session_id"], result["session_id"]
-    assert parent is not None and seen == [parent, child]
+    assert parent is not None and seen == [parent, child] and recall.asked == [(parent, "go")]
     stored = [(m["role"], m["content"]) for m in store.get_messages(child)]
     assert stored == [("assistant", "summary without a request"), ("assistant", None), ("tool", "here"), ("assistant", "done")]
     # The compressed history has no user message: this turn's recall rides on none of it.
@@ -294,3 +299,13 @@ def test_the_wire_copy_drops_bookkeeping_and_defuses_only_what_others_wrote(make
     assert sent.temperature == 0.25
     assert sent.messages[1] == {"role": "user", "content": "‹memory-context›x‹/memory-context›"}
     assert sent.messages[2] == {"role": "assistant", "content": fence, "reasoning": "thought"}  # the model's own text
+
+
+def test_an_agent_without_a_store_keeps_its_conversation_in_memory(tmp_path: Path) -> None:
+    provider = ScriptedProvider(Reply("one"), Reply("two"))
+    agent = Agent(routes=[ModelRoute(scripted_client(provider), "m")], tools=echo_tools(), host=PluginHost(load_plugins=""),
+                  cwd=tmp_path, stream=False)  # fmt: skip
+    agent.run_conversation("a")
+    result = agent.run_conversation("b")
+    assert result["completed"] and result["session_id"] is not None
+    assert [m["content"] for m in provider.requests[1].messages[1:]] == ["a", "one", "b"]
