@@ -373,8 +373,7 @@ class Agent:
         first = True
         while True:
             if self._interrupt.is_set():
-                state.interrupted = True
-                return
+                return  # run_conversation marks the turn interrupted
             self._maybe_compress(preflight=first)
             first = False
             grace = not self.budget.consume()

@@ -25,8 +25,9 @@ def test_fallbacks_are_tried_in_order_with_a_status_line_each(make_agent) -> Non
     assert result["final_response"] == "third time lucky" and result["api_calls"] == 3
     assert [len(p.requests) for p in (first, second, third)] == [1, 1, 1]
     assert [r.model for r in (*second.requests, *third.requests)] == ["model-1", "model-2"]
-    assert statuses[0].startswith("p0:model-0 failed (") and statuses[0].endswith("); falling back to p1:model-1")
-    assert statuses[1].startswith("p1:model-1 failed (") and statuses[1].endswith("); falling back to p2:model-2")
+    why = "scripted model_not_found (HTTP 404): scripted model_not_found"
+    assert statuses == [f"p0:model-0 failed ({why}); falling back to p1:model-1",
+                        f"p1:model-1 failed ({why}); falling back to p2:model-2"]  # fmt: skip
 
 
 def test_the_prompt_names_the_model_and_provider_and_reads_the_soul(make_agent, tmp_path: Path) -> None:
@@ -309,3 +310,135 @@ def test_an_agent_without_a_store_keeps_its_conversation_in_memory(tmp_path: Pat
     result = agent.run_conversation("b")
     assert result["completed"] and result["session_id"] is not None
     assert [m["content"] for m in provider.requests[1].messages[1:]] == ["a", "one", "b"]
+
+
+# --- recovering one call: repairs, compression, the request log ------------------------------
+
+
+class Renewing:
+    def __init__(self) -> None:
+        self.renewals = 0
+
+    def renew_if_due(self) -> None:
+        self.renewals += 1
+
+
+def test_every_request_renews_the_routes_lease_and_a_bare_lease_is_left_alone(tmp_path: Path, store) -> None:
+    lease = Renewing()
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "a"}, id="c1")]), Reply("done"))
+    agent = Agent(routes=[ModelRoute(scripted_client(provider), "m", lease)], tools=echo_tools(), store=store,
+                  host=PluginHost(load_plugins=""), cwd=tmp_path, stream=False)  # fmt: skip
+    assert agent.run_conversation("go")["completed"] and lease.renewals == 2
+    bare = Agent(routes=[ModelRoute(scripted_client(ScriptedProvider(Reply("ok"))), "m", object())], tools=echo_tools(),
+                 host=PluginHost(load_plugins=""), cwd=tmp_path, stream=False)  # fmt: skip
+    assert bare.run_conversation("go")["final_response"] == "ok"
+
+
+def test_a_refused_request_is_repaired_once_per_reason(make_agent) -> None:
+    statuses: list[str] = []
+    provider = ScriptedProvider(Reply("a", reasoning="r"), Fault("thinking_signature"), Reply("b"),
+                                Reply("c", reasoning="r"), Fault("thinking_signature"), Fault("thinking_signature"))
+    agent = make_agent(provider, on_event=lambda e: statuses.append(e.text) if e.kind == "status" else None)
+    agent.run_conversation("one")
+    assert agent.run_conversation("two")["final_response"] == "b"
+    assert statuses == ["the provider refused the request (thinking_signature); repaired it and retrying"]
+    assert "reasoning" not in provider.requests[2].messages[2] and provider.requests[1].messages[2]["reasoning"] == "r"
+    assert agent.run_conversation("three")["final_response"] == "c"
+    fourth = agent.run_conversation("four")  # the same refusal twice in one call: repaired once, then it fails
+    assert fourth["failed"] and "thinking_signature" in fourth["error"] and len(provider.requests) == 6
+
+
+class Shrinking(ContextEngine):
+    """Compresses every time it is asked (a different history each time) unless ``stuck``."""
+
+    name = "shrinking"
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.stuck = False
+        self.preflight_asks = 0
+        self.preflight_answer = False
+
+    def update_from_response(self, usage: Any) -> None:
+        pass
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return False
+
+    def should_compress_preflight(self, messages, tools=()) -> bool:
+        self.preflight_asks += 1
+        return self.preflight_answer
+
+    def compress(self, messages, current_tokens=None, focus_topic=None):
+        if self.stuck:
+            return messages
+        self.compression_count += 1
+        return [{"role": "user", "content": f"summary {self.compression_count}"}, *messages[-1:]]
+
+
+def test_context_overflow_compresses_at_most_three_times_then_fails(make_agent) -> None:
+    statuses: list[str] = []
+    engine = Shrinking(context_length=200_000)
+    provider = ScriptedProvider(*[Fault("context_overflow", limit=50_000)] * 5)
+    agent = make_agent(provider, engine=engine, on_event=lambda e: statuses.append(e.text) if e.kind == "status" else None)
+    result = agent.run_conversation("long")
+    assert result["failed"] and "context_overflow" in result["error"]
+    assert engine.compression_count == 3 and len(provider.requests) == 4
+    assert statuses.count("context too large (context_overflow); compressing and retrying") == 3
+    assert (engine.context_length, engine.model) == (50_000, "model-0")  # the stated window is used from now on
+
+
+def test_context_overflow_that_compression_cannot_shrink_fails_with_the_providers_error(make_agent) -> None:
+    engine = Shrinking(context_length=200_000)
+    engine.stuck = True
+    provider = ScriptedProvider(Fault("context_overflow", limit=200_000), Reply("never"))
+    result = make_agent(provider, engine=engine).run_conversation("long")
+    assert result["failed"] and result["error"].startswith("scripted context_overflow") and len(provider.requests) == 1
+    assert engine.context_length == 200_000  # a stated window no smaller than the known one changes nothing
+
+
+def test_an_error_compression_cannot_fix_is_not_compressed(make_agent) -> None:
+    engine = Shrinking(context_length=200_000)
+    result = make_agent(ScriptedProvider(Fault("auth")), engine=engine).run_conversation("x")
+    assert result["failed"] and engine.compression_count == 0
+
+
+def test_the_preflight_check_runs_once_per_turn_and_compresses_at_most_three_times(make_agent) -> None:
+    engine = Shrinking(context_length=200_000)
+    provider = ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "a"}, id="c1")]), Reply("done"), Reply("again"))
+    agent = make_agent(provider, engine=engine)
+    assert agent.run_conversation("go")["completed"]
+    assert (engine.preflight_asks, engine.compression_count) == (1, 0)  # two steps, one check
+    engine.preflight_answer = True
+    assert agent.run_conversation("more")["final_response"] == "again"
+    assert (engine.preflight_asks, engine.compression_count) == (4, 3)
+
+
+def test_the_request_log_has_a_line_per_request_with_its_outcome(make_agent, tmp_path: Path) -> None:
+    import json
+
+    from hermes.kernel.home import HermesHome
+    from hermes.kernel.providers.base import StreamDelta
+    from hermes.kernel.providers.errors import ProviderError
+
+    class Breaks(ScriptedProvider):
+        def stream(self, request):
+            if len(self.requests) == 0:
+                self.requests.append(request)
+                yield StreamDelta(text="half an ans")
+                raise ProviderError("server_error", "reset")
+            yield from super().stream(request)
+
+    home = HermesHome(tmp_path / "home", "default")
+    agent = make_agent(Breaks(Reply("wer.")), home=home, stream=True)
+    sid = agent.run_conversation("go")["session_id"]
+    lines = [json.loads(line) for line in (home.logs_dir / "requests.jsonl").read_text().splitlines()]
+    assert [(line["session_id"], line["provider"], line["model"], line["outcome"]) for line in lines] == [
+        (sid, "p0", "model-0", "incomplete"), (sid, "p0", "model-0", "ok")]
+    assert lines[0]["tokens"]["request_count"] == 1 and lines[0]["cost_status"] is not None
+
+
+def test_a_failed_reply_leaves_no_final_text(make_agent) -> None:
+    provider = ScriptedProvider(*[Reply("", reasoning="thinking " * 20, finish_reason="length")] * 2)
+    result = make_agent(provider).run_conversation("go")
+    assert result["failed"] and result["final_response"] == "" and "on reasoning" in result["error"]
