@@ -348,6 +348,20 @@ def test_a_refused_request_is_repaired_once_per_reason(make_agent) -> None:
     assert fourth["failed"] and "thinking_signature" in fourth["error"] and len(provider.requests) == 6
 
 
+def test_a_refusal_its_provider_marks_unrepairable_is_not_repaired(make_agent) -> None:
+    class NoRepair(ScriptedProvider):
+        def _fault_error(self, fault):
+            error = super()._fault_error(fault)
+            error.should_repair = False
+            return error
+
+    provider = NoRepair(Reply("a", reasoning="r"), Fault("thinking_signature"), Reply("never"))
+    agent = make_agent(provider)
+    agent.run_conversation("one")
+    result = agent.run_conversation("two")
+    assert result["failed"] and len(provider.requests) == 2 and agent.messages[1]["reasoning"] == "r"
+
+
 class Shrinking(ContextEngine):
     """Compresses every time it is asked (a different history each time) unless ``stuck``."""
 
@@ -394,7 +408,8 @@ def test_context_overflow_that_compression_cannot_shrink_fails_with_the_provider
     provider = ScriptedProvider(Fault("context_overflow", limit=200_000), Reply("never"))
     result = make_agent(provider, engine=engine).run_conversation("long")
     assert result["failed"] and result["error"].startswith("scripted context_overflow") and len(provider.requests) == 1
-    assert engine.context_length == 200_000  # a stated window no smaller than the known one changes nothing
+    # A stated window no smaller than the known one changes nothing (not even the engine's model).
+    assert (engine.context_length, engine.model) == (200_000, "")
 
 
 def test_an_error_compression_cannot_fix_is_not_compressed(make_agent) -> None:
