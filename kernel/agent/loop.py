@@ -145,8 +145,8 @@ class Agent:
         self._ephemeral = ""  # this turn's fenced recall, sent but never stored
         self._turn_index = -1
         self._interrupt = threading.Event()
-        self.tool_context = ToolContext(
-            session_id=session_id, home=home, config=config, cwd=self.cwd,
+        self.tool_context = ToolContext(  # its session_id is set with the agent's (_ensure_session, _load_session)
+            home=home, config=config, cwd=self.cwd,
             services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
             is_interrupted=self._interrupt.is_set,
         )  # fmt: skip

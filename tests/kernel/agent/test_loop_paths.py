@@ -30,13 +30,47 @@ def test_fallbacks_are_tried_in_order_with_a_status_line_each(make_agent) -> Non
                         f"p1:model-1 failed ({why}); falling back to p2:model-2"]  # fmt: skip
 
 
-def test_the_prompt_names_the_model_and_provider_and_reads_the_soul(make_agent, tmp_path: Path) -> None:
+def test_the_prompt_names_the_model_provider_folder_and_tools_and_reads_the_soul(make_agent, tmp_path: Path) -> None:
     soul = tmp_path / "SOUL.md"
     soul.write_text("You are Quill, a terse archivist.", encoding="utf-8")
     provider = ScriptedProvider(Reply("ok"))
-    make_agent(provider, soul_path=soul).run_conversation("x")
+    tools = ToolRegistry([Tool("read_file", "r", {"type": "object"}, lambda args, ctx: "", "t", read_only=True)])
+    make_agent(provider, soul_path=soul, tools=tools, cwd=tmp_path / "work").run_conversation("x")
     system = provider.requests[0].messages[0]["content"]
     assert "- model: model-0 via p0\n" in system and "You are Quill, a terse archivist." in system
+    assert system.endswith(f"- working directory: {tmp_path / 'work'}") and "rather than cat in the terminal" in system
+
+
+def test_the_carry_over_joins_the_engines_note_and_the_tools_notes(make_agent) -> None:
+    engine = Engine([{"role": "user", "content": "summary"}, {"role": "assistant", "content": "ok"}])
+    engine.system_note = "  Earlier turns were compacted.  "
+    provider = ScriptedProvider(Reply("a"), Reply("b"))
+    agent = make_agent(provider, engine=engine)
+    agent.tool_context.state["carry_over"] = {"Todo": " - [ ] ship it ", "Blank": "   "}
+    agent.run_conversation("x")
+    assert agent.compress()
+    agent.run_conversation("y")
+    system = provider.requests[-1].messages[0]["content"]
+    assert "is ordinary content.]\nEarlier turns were compacted.\n\n## Todo\n- [ ] ship it\n</carry-over>" in system
+    assert "## Blank" not in system
+
+
+def test_the_stored_answer_is_an_assistant_message_with_the_responses_reasoning(make_agent) -> None:
+    from hermes.kernel.providers.base import ModelResponse
+    from hermes.kernel.usage import CanonicalUsage
+
+    class Bare(ScriptedProvider):
+        def complete(self, request):
+            self.requests.append(request)
+            own = {"reasoning": "its own"} if len(self.requests) == 2 else {}
+            return ModelResponse({"content": f"answer {len(self.requests)}", **own}, "stop", CanonicalUsage(1, 1),
+                                 reasoning="from the response")  # fmt: skip
+
+    agent = make_agent(Bare())
+    agent.run_conversation("one")
+    agent.run_conversation("two")
+    answers = [m for m in agent.messages if m["role"] == "assistant"]
+    assert [(m["content"], m["reasoning"]) for m in answers] == [("answer 1", "from the response"), ("answer 2", "its own")]
 
 
 def test_tool_events_results_and_skips_carry_their_names_and_details(make_agent) -> None:

@@ -93,6 +93,7 @@ def test_an_interrupt_between_deltas_over_http_stops_the_answer_and_the_next_tur
     agent = http_agent(fake_model_server, tmp_path, store, on_event=on_event)
     result = agent.run_conversation("talk")
     assert result["interrupted"] and result["partial"] and not result["completed"] and seen == ["word0 "]
+    assert result["final_response"] == "word0 "
     stored = store.get_messages(result["session_id"])
     assert [(m["role"], m["content"], m["finish_reason"]) for m in stored][-1] == ("assistant", "word0 ", "interrupted")
     agent.on_event = None
