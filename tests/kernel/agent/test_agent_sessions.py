@@ -194,8 +194,13 @@ def test_resume_needs_a_store() -> None:
 
 def test_resume_loads_the_prompt_history_and_turn_count(store, tmp_path: Path) -> None:
     sid = store.create_session(source="cli", model="m", system_prompt="frozen")
-    store.append_messages(sid, [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"},
-                                {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"}])  # fmt: skip
+    call = {"id": "t1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+    # Two user turns among six messages: the turn count is the user messages, not all of them.
+    store.append_messages(sid, [
+        {"role": "user", "content": "q1"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "t1", "tool_name": "echo", "content": "echo: "},
+        {"role": "assistant", "content": "a1"}, {"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"},
+    ])  # fmt: skip
     store.end_session(sid, "user_exit")
     hooks, engine = Hooks(), Engine()
     host = PluginHost(load_plugins="")
@@ -206,7 +211,7 @@ def test_resume_loads_the_prompt_history_and_turn_count(store, tmp_path: Path) -
     assert engine.starts == [(sid, {"resumed": True, "hermes_home": None, "platform": "cli", "model": "model-a"})]
     agent.run_conversation("q3")
     assert hooks.events[0] == ("turn", sid, 3, "q3")
-    assert [m["content"] for m in provider.requests[0].messages] == ["frozen", "q1", "a1", "q2", "a2", "q3"]
+    assert [m["content"] for m in provider.requests[0].messages] == ["frozen", "q1", None, "echo: ", "a1", "q2", "a2", "q3"]
     agent.end_session("user_exit")  # a resumed session can end again
     assert [e[3] for e in hooks.events if e[0] == "end"] == ["user_exit"]
 
