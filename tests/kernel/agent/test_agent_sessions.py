@@ -121,7 +121,7 @@ def test_a_new_session_is_stored_with_its_prompt_source_model_and_parent(store, 
     sid = result["session_id"]
     row = store.get_session(sid)
     assert (row["source"], row["model"], row["parent_session_id"]) == ("telegram", "model-a", "parent-1")
-    assert row["system_prompt"] == agent.system_prompt and agent.system_prompt
+    assert row["system_prompt"] == agent.system_prompt and f"- session: {sid}\n" in agent.system_prompt
     assert engine.starts == [(sid, {"resumed": False, "hermes_home": home, "platform": "telegram", "model": "model-a"})]
     assert hooks.events == [("turn", sid, 1, "first")]
 
@@ -239,6 +239,16 @@ def test_a_row_without_a_prompt_gets_one_built_and_is_not_created_again(store, t
     assert result["completed"] and result["session_id"] == sid
     assert "Be brief." in provider.requests[0].messages[0]["content"]
     assert store.get_session(sid)["source"] == "web"
+
+
+def test_a_prompt_less_row_deleted_before_its_first_turn_is_created_again(store, tmp_path: Path) -> None:
+    sid = store.create_session(source="web", model="m", system_prompt=None)
+    agent = agent_with(ScriptedProvider(Reply("ok")), store, tmp_path, session_id=sid)
+    store.delete_session(sid)
+    assert agent.run_conversation("x")["session_id"] == sid
+    row = store.get_session(sid)
+    assert row is not None and row["system_prompt"] == agent.system_prompt and row["source"] == "cli"
+    assert [m["content"] for m in store.get_messages(sid)] == ["x", "ok"]
 
 
 def test_switch_to_flushes_loads_and_announces(store, tmp_path: Path) -> None:
