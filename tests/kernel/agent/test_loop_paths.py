@@ -301,6 +301,8 @@ def test_the_grace_call_drops_tool_calls_and_flags_the_budget(make_agent) -> Non
                                 Reply("wrapping up", tool_calls=[ToolCall("echo", {"text": "b"}, id="c2")]))  # fmt: skip
     result = make_agent(provider, tools=echo_tools(ran), max_iterations=1).run_conversation("go")
     assert ran == ["a"] and result["final_response"] == "wrapping up" and result["budget_exhausted"]
+    grace = provider.requests[-1].messages[-1]
+    assert grace["role"] == "user" and grace["content"].startswith("You have used every step this task may take.")
     assert "tool_calls" not in result["messages"][-1] and result["messages"][-1]["content"] == "wrapping up"
     failed = make_agent(ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "a"}, id="c1")]), Reply("")),
                         max_iterations=1).run_conversation("go")  # fmt: skip
