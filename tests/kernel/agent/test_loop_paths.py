@@ -417,6 +417,7 @@ class Shrinking(ContextEngine):
 
     def should_compress_preflight(self, messages, tools=()) -> bool:
         self.preflight_asks += 1
+        self.preflight_tools = list(tools)
         return self.preflight_answer
 
     def compress(self, messages, current_tokens=None, focus_topic=None):
@@ -460,6 +461,7 @@ def test_the_preflight_check_runs_once_per_turn_and_compresses_at_most_three_tim
     agent = make_agent(provider, engine=engine)
     assert agent.run_conversation("go")["completed"]
     assert (engine.preflight_asks, engine.compression_count) == (1, 0)  # two steps, one check
+    assert engine.preflight_tools == agent.tools.schemas() and engine.preflight_tools
     engine.preflight_answer = True
     assert agent.run_conversation("more")["final_response"] == "again"
     assert (engine.preflight_asks, engine.compression_count) == (4, 3)
@@ -481,12 +483,21 @@ def test_the_request_log_has_a_line_per_request_with_its_outcome(make_agent, tmp
             yield from super().stream(request)
 
     home = HermesHome(tmp_path / "home", "default")
-    agent = make_agent(Breaks(Reply("wer.")), home=home, stream=True)
+    agent = make_agent(Breaks(Reply("wer.", cost_usd=0.25)), home=home, stream=True)
     sid = agent.run_conversation("go")["session_id"]
     lines = [json.loads(line) for line in (home.logs_dir / "requests.jsonl").read_text().splitlines()]
     assert [(line["session_id"], line["provider"], line["model"], line["outcome"]) for line in lines] == [
         (sid, "p0", "model-0", "incomplete"), (sid, "p0", "model-0", "ok")]
-    assert lines[0]["tokens"]["request_count"] == 1 and lines[0]["cost_status"] is not None
+    assert lines[0]["tokens"]["request_count"] == 1 and (lines[1]["cost_usd"], lines[1]["cost_status"]) == (0.25, "actual")
+    homeless = make_agent(ScriptedProvider(Reply("fine")), home=object())  # a home without a logs folder logs nothing
+    assert homeless.run_conversation("x")["final_response"] == "fine"
+
+
+def test_a_cut_off_answer_asks_to_continue_as_a_user_message(make_agent) -> None:
+    provider = ScriptedProvider(Reply("first half, ", finish_reason="length"), Reply("second half."))
+    make_agent(provider).run_conversation("write")
+    follow_up = provider.requests[1].messages[-1]
+    assert follow_up["role"] == "user" and "cut off" in follow_up["content"]
 
 
 def test_a_failed_reply_leaves_no_final_text(make_agent) -> None:
