@@ -504,3 +504,11 @@ def test_a_failed_reply_leaves_no_final_text(make_agent) -> None:
     provider = ScriptedProvider(*[Reply("", reasoning="thinking " * 20, finish_reason="length")] * 2)
     result = make_agent(provider).run_conversation("go")
     assert result["failed"] and result["final_response"] == "" and "on reasoning" in result["error"]
+
+
+def test_a_long_context_tier_refusal_without_a_stated_window_steps_down_to_200k(make_agent) -> None:
+    engine = Shrinking(context_length=1_000_000)
+    provider = ScriptedProvider(Fault("long_context_tier"), Reply("fits"))
+    result = make_agent(provider, engine=engine).run_conversation("long")
+    assert result["final_response"] == "fits" and engine.compression_count == 1
+    assert (engine.context_length, engine.model) == (200_000, "model-0")  # not the next probe tier (256K)
