@@ -512,3 +512,20 @@ def test_a_long_context_tier_refusal_without_a_stated_window_steps_down_to_200k(
     result = make_agent(provider, engine=engine).run_conversation("long")
     assert result["final_response"] == "fits" and engine.compression_count == 1
     assert (engine.context_length, engine.model) == (200_000, "model-0")  # not the next probe tier (256K)
+
+
+def test_one_call_repairs_a_reason_once_even_after_a_compression_brings_it_back(make_agent) -> None:
+    class Reasoning(Shrinking):
+        def compress(self, messages, current_tokens=None, focus_topic=None):
+            self.compression_count += 1
+            return [{"role": "user", "content": "summary"}, {"role": "assistant", "content": "noted", "reasoning": "r"},
+                    *messages[-1:]]  # fmt: skip
+
+    provider = ScriptedProvider(Reply("a", reasoning="r"), Fault("thinking_signature"),
+                                Fault("context_overflow", limit=100_000), Fault("thinking_signature"), Reply("never"))  # fmt: skip
+    engine = Reasoning(context_length=200_000)
+    agent = make_agent(provider, engine=engine)
+    agent.run_conversation("one")
+    result = agent.run_conversation("two")
+    assert result["failed"] and "thinking_signature" in result["error"] and engine.compression_count == 1
+    assert len(provider.requests) == 4
