@@ -83,10 +83,12 @@ def interruptible(route: ModelRoute, request: ModelRequest,
                   is_interrupted: Callable[[], bool]) -> Iterator[StreamItem]:
     """The call's items, read in a helper thread so an interrupt never waits for the network.
 
-    On an interrupt the connection is closed and the reader abandoned (it is a
-    daemon and discards what still arrives), so no retry or backoff sleep of
-    the client runs on the user's time. Raises :class:`Interrupted` ("" text;
-    the caller adds what it collected).
+    ``is_interrupted`` is asked every :data:`POLL_SECONDS` while waiting and
+    before each next item, so an interrupt also stops a stream whose deltas
+    are already queued. On an interrupt the connection is closed and the
+    reader abandoned (it is a daemon and discards what still arrives), so no
+    retry or backoff sleep of the client runs on the user's time. Raises
+    :class:`Interrupted` ("" text; the caller adds what it collected).
     """
     items: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     cancelled = threading.Event()
@@ -103,13 +105,14 @@ def interruptible(route: ModelRoute, request: ModelRequest,
 
     threading.Thread(target=read, name="hermes-model-call", daemon=True).start()
     while True:
+        # Checked while waiting and after the caller handled each item (a delta it showed).
+        if is_interrupted():
+            cancelled.set()
+            _abort(route)
+            raise Interrupted("")
         try:
             kind, value = items.get(timeout=POLL_SECONDS)
         except queue.Empty:
-            if is_interrupted():
-                cancelled.set()
-                _abort(route)
-                raise Interrupted("") from None
             continue
         if kind == "end":
             return
@@ -144,9 +147,6 @@ def call_with_stream(
                     reasoning.append(item.reasoning)
                 if on_delta is not None:
                     on_delta(item)
-                if is_interrupted():
-                    _abort(route)
-                    raise Interrupted("".join(text))
             else:
                 return CallOutcome(item)
     except Interrupted:

@@ -145,8 +145,8 @@ class Agent:
         self._ephemeral = ""  # this turn's fenced recall, sent but never stored
         self._turn_index = -1
         self._interrupt = threading.Event()
-        self.tool_context = ToolContext(
-            session_id=session_id, home=home, config=config, cwd=self.cwd,
+        self.tool_context = ToolContext(  # its session_id is set with the agent's (_ensure_session, _load_session)
+            home=home, config=config, cwd=self.cwd,
             services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
             is_interrupted=self._interrupt.is_set,
         )  # fmt: skip
@@ -282,8 +282,7 @@ class Agent:
 
     def _flush(self) -> None:
         if self.store is None or self.session_id is None:
-            self._persisted = len(self.messages)
-            return
+            return  # nothing to write to (no store, or no session yet: then no messages either)
         pending = self.messages[self._persisted :]
         if pending:
             self.store.append_messages(self.session_id, pending)
@@ -305,7 +304,7 @@ class Agent:
     def interrupted(self) -> bool:
         return self._interrupt.is_set()
 
-    def _emit(self, kind: str, text: str = "", **data: Any) -> None:
+    def _emit(self, kind: str, text: str, **data: Any) -> None:
         if self.on_event is not None:
             try:
                 self.on_event(AgentEvent(kind, text, data))
@@ -336,8 +335,7 @@ class Agent:
             state.failed = True
             state.error = str(failure.error)
             self._emit("status", f"failed: {failure.error}")
-        except Interrupted as stop:
-            state.interrupted = True
+        except Interrupted as stop:  # raised only once the flag is set: marked interrupted below
             if stop.text:
                 state.partial = True
                 self._append({"role": "assistant", "content": stop.text, "finish_reason": "interrupted"})
@@ -375,8 +373,7 @@ class Agent:
         first = True
         while True:
             if self._interrupt.is_set():
-                state.interrupted = True
-                return
+                return  # run_conversation marks the turn interrupted
             self._maybe_compress(preflight=first)
             first = False
             grace = not self.budget.consume()
