@@ -75,3 +75,29 @@ def test_prune_rejects_negative_days(store: SessionStore) -> None:
     with pytest.raises(HermesError) as info:
         store.prune(-1)
     assert str(info.value) == "--older-than must be zero or more days"
+
+
+def test_resume_and_delete_name_a_missing_session(store: SessionStore) -> None:
+    for call in (lambda: store.resume("ghost"), lambda: store.delete_session("ghost")):
+        with pytest.raises(SessionNotFoundError) as info:
+            call()
+        assert str(info.value) == _NOT_FOUND
+
+
+def test_resume_returns_content_parts_as_stored(store: SessionStore) -> None:
+    sid = store.create_session()
+    parts = [{"type": "text", "text": "look"}, {"type": "text", "text": "here"}]
+    store.append_messages(sid, [{"role": "user", "content": parts}, {"role": "assistant", "content": "ok"}])
+    assert store.resume(sid).messages == [{"role": "user", "content": parts}, {"role": "assistant", "content": "ok"}]
+
+
+def test_import_passes_over_a_taken_title_and_goes_on(store: SessionStore) -> None:
+    store.create_session(title="Taken")
+    result = store.import_sessions([
+        ({"id": "a", "source": "cli", "started_at": 1.0, "title": "Taken"}, []),
+        ({"id": "b", "source": "cli", "started_at": 2.0, "title": "Free"}, [{"role": "user", "content": "hi"}]),
+        ({"id": "c", "source": "cli", "started_at": 3.0}, []),
+    ])  # fmt: skip
+    assert (result.imported, result.skipped, result.conflicts) == (["b", "c"], [], ["a"])
+    assert store.get_session("a") is None
+    assert (store.get_session("b")["title"], store.get_session("b")["message_count"]) == ("Free", 1)
