@@ -103,3 +103,11 @@ def test_decode_compaction_reads_empty_columns_as_empty() -> None:
     decoded = decode_compaction(("c", None, "e", 1.0, None, None, None, 0, None))
     assert (decoded["missing"], decoded["details"], decoded["edited"]) == ([], {}, False)
     assert json.loads(compaction_row("c", parent_session_id=None, engine="e", fidelity=None, details={})[8]) == {}
+
+
+def test_a_numbered_title_drops_the_space_the_cut_leaves() -> None:
+    from hermes.kernel.store.titles import MAX_TITLE_CHARS, next_title_among
+
+    base = "a" * 96 + " bcdef"  # cut to 97 characters it ends with a space
+    assert next_title_among(base, []) == "a" * 96 + " #2"
+    assert len(next_title_among(" " + "x" * 120, [])) == MAX_TITLE_CHARS
