@@ -70,3 +70,14 @@ def test_pages_of_batch_size_and_a_session_deleted_meanwhile_is_passed_over(pair
     assert source.pages == [(None, 2), ("s1", 2), ("s3", 2), ("s4", 2)]
     assert (report.sessions, report.imported, report.ok) == (4, 4, True)
     assert [b.get_session(s) is not None for s in ids] == [True, True, False, True, True]
+
+
+def test_every_record_of_a_compression_chain_is_copied(pair) -> None:  # type: ignore[no-untyped-def]
+    a, b = pair
+    root = a.create_session()
+    mid = a.compression_child(root, [{"role": "user", "content": "1"}])
+    a.record_compaction(mid, parent_session_id=root, engine="first", fidelity=0.9, created_at=1.0)
+    tip = a.compression_child(mid, [{"role": "user", "content": "2"}])
+    a.record_compaction(tip, parent_session_id=mid, engine="second", fidelity=0.8, created_at=2.0)
+    assert copy_sessions(a, b).ok
+    assert [(r["session_id"], r["engine"]) for r in (b.compaction(mid), b.compaction(tip))] == [(mid, "first"), (tip, "second")]
