@@ -111,3 +111,14 @@ def test_a_numbered_title_drops_the_space_the_cut_leaves() -> None:
     base = "a" * 96 + " bcdef"  # cut to 97 characters it ends with a space
     assert next_title_among(base, []) == "a" * 96 + " #2"
     assert len(next_title_among(" " + "x" * 120, [])) == MAX_TITLE_CHARS
+
+
+def test_search_context_is_cut_after_300_characters(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_messages(sid, [
+        {"role": "user", "content": "x" * 301}, {"role": "assistant", "content": "the needle"},
+        {"role": "user", "content": "y" * 300},
+    ])  # fmt: skip
+    for query in ("needle", "eedl"):  # a word, read with the hit; a substring, its neighbours read after
+        [hit] = store.search(query)
+        assert (hit.before["content"], hit.after["content"]) == ("x" * 300 + "…", "y" * 300)  # type: ignore[index]
