@@ -132,7 +132,13 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     make_private(path)
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute(f"PRAGMA synchronous = {synchronous}")
+    try:
+        # The first statement reads the schema, which waits for another process's exclusive
+        # lock (a first start switching to WAL, recovery after a killed writer): retried, as writes are.
+        with_retries(lambda: conn.execute(f"PRAGMA synchronous = {synchronous}"))
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 

@@ -213,3 +213,21 @@ def test_checkpoints_run_on_their_own_thread_and_stop_on_close(tmp_path: Path) -
     assert not started[0].is_alive()
     with SessionStore(tmp_path / "state.db") as again:
         assert len(again.get_messages(sid)) == 49
+
+
+def test_opening_waits_for_another_process_exclusive_lock(tmp_path: Path) -> None:
+    from hermes.kernel.store.concurrency import connect
+
+    db = tmp_path / "state.db"
+    SessionStore(db).close()
+    holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")  # what a first start or a recovery holds for a moment
+    release = threading.Timer(0.3, lambda: (holder.execute("COMMIT"), holder.close()))
+    release.start()
+    try:
+        conn = connect(db)  # failed at once with "database is locked" before
+        assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+        conn.close()
+    finally:
+        release.join()
