@@ -379,3 +379,56 @@ def test_a_request_that_opens_the_tail_stays_its_own_message_on_a_second_compres
     marked = [m for m in second if m.get("marker") == "handoff"]
     assert len(marked) == 1 and marked[0]["role"] == "assistant"
     assert marked[0]["content"].startswith(HANDOFF_PREFIX_INLINE) and second[0] is request
+
+
+# --- the retry with the missed facts ------------------------------------------------------------
+
+
+def test_the_retry_keeps_every_piece_of_the_first_prompt_and_serialises_the_middle_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hermes.context_engines.compressor import engine as engine_module
+    from hermes.context_engines.compressor.assembly import handoff_block
+
+    from .test_fidelity import CORPUS, chat_with
+
+    serialised: list[int] = []
+    real = engine_module.serialize
+
+    def counting(messages: Any, cap: int) -> str:
+        serialised.append(len(messages))
+        return real(messages, cap)
+
+    monkeypatch.setattr(engine_module, "serialize", counting)
+    fact = CORPUS["path"][1]
+    messages = chat_with("path")
+    messages.insert(3, {"role": "user", "content": handoff_block("## Goal\nearlier note"), "marker": "handoff"})
+    summarizer = Recorder(GOOD, f"{GOOD}\n- {fact}")
+    engine = Compressor(context_length=16_000, summarizer=summarizer, config={"compression.tail_min_messages": 3})
+    out = engine.compress(messages, focus_topic="the lexer")
+    assert len(summarizer.calls) == 2 and engine.last_fidelity["retried"] is True
+    first, retry = summarizer.calls[0][1], summarizer.calls[1][1]
+    for piece in ("<previous-handoff>\n## Goal\nearlier note\n</previous-handoff>", 'everything about "the lexer"',
+                  "<latest-request>\nship the fix\n</latest-request>"):  # fmt: skip
+        assert piece in first and piece in retry
+    assert retry.split("<conversation>")[1].split("</conversation>")[0] == first.split("<conversation>")[1].split("</conversation>")[0]
+    assert serialised == [engine.last_compression["summarised_messages"]]  # once, for both calls
+    assert fact in engine.handoff_note(out)
+
+
+def test_a_labelled_list_is_not_asked_again_even_near_overflow() -> None:
+    from .test_fidelity import chat_with
+
+    engine = Compressor(context_length=16_000, summarizer=Recorder(RuntimeError("down")),
+                        config={"compression.tail_min_messages": 3})  # fmt: skip
+    clocked(engine)
+    out = engine.compress(chat_with("number"), current_tokens=16_000)
+    assert "[No summary: the summary call failed (RuntimeError)." in engine.handoff_note(out)
+    assert engine.last_fidelity["retried"] is False and len(engine.summarizer.calls) == 1  # type: ignore[union-attr]
+
+
+def test_a_conversation_without_a_user_message_has_no_latest_request() -> None:
+    summarizer = Recorder()
+    engine = Compressor(context_length=8_000, summarizer=summarizer, config={"compression.tail_min_messages": 3})
+    messages = [m for m in chat() if m["role"] != "user"]
+    out = engine.compress(messages)
+    assert len(out) < len(messages) and engine.handoff_note(out) == GOOD
+    assert len(summarizer.calls) == 1 and "<latest-request>" not in summarizer.calls[0][1]
