@@ -432,3 +432,52 @@ def test_a_conversation_without_a_user_message_has_no_latest_request() -> None:
     out = engine.compress(messages)
     assert len(out) < len(messages) and engine.handoff_note(out) == GOOD
     assert len(summarizer.calls) == 1 and "<latest-request>" not in summarizer.calls[0][1]
+
+
+# --- settings, the trigger and the record of a compression --------------------------------------
+
+
+def test_every_setting_has_its_default_and_its_key() -> None:
+    defaults = Compressor(context_length=200_000, model="m")
+    assert (defaults.model, defaults.context_length, defaults.threshold_tokens, defaults.tail_budget_tokens) == ("m", 200_000, 100_000, 20_000)
+    assert (defaults.protect_first_n, defaults.tail_min_messages, defaults.min_fidelity, defaults.enabled) == (3, 20, 0.85, True)
+    config = {
+        "compression.threshold": 0.6, "compression.target_ratio": 0.1, "compression.protect_first_n": 5,
+        "compression.tail_min_messages": 2, "compression.min_fidelity": 0.5, "compression.enabled": 0,
+    }  # fmt: skip
+    engine = Compressor(context_length=200_000, config=config)
+    assert (engine.threshold_tokens, engine.tail_budget_tokens, engine.protect_first_n) == (120_000, 12_000, 5)
+    assert (engine.tail_min_messages, engine.min_fidelity, engine.enabled) == (3, 0.5, False)  # never under 3 messages
+    engine.update_model("bigger", 400_000)
+    assert (engine.model, engine.context_length, engine.threshold_tokens, engine.tail_budget_tokens) == ("bigger", 400_000, 240_000, 24_000)
+    assert Compressor(context_length=200_000, config={"compression.tail_min_messages": 7}).tail_min_messages == 7
+
+
+def test_should_compress_at_the_threshold_and_only_when_switched_on() -> None:
+    engine = Compressor(context_length=200_000)
+    engine.last_prompt_tokens = 100_000
+    assert engine.should_compress() and not engine.should_compress(prompt_tokens=99_999)
+    assert not engine.should_compress(prompt_tokens=0)  # an explicit figure wins, even zero
+    engine.last_prompt_tokens = 99_999
+    assert not engine.should_compress() and engine.should_compress(prompt_tokens=100_000)
+    engine.guard.auto_enabled = False
+    assert not engine.should_compress(prompt_tokens=10**6)
+
+
+def test_finish_records_the_compression_and_puts_the_system_message_back() -> None:
+    engine = Compressor(context_length=8_000)
+    system = {"role": "system", "content": "You are hermes."}
+    before = [system, user("a" * 400), assistant("b" * 400), user("c")]
+    kept = [user("c")]
+    record = engine.finish(before, kept, system, noted=False)
+    assert kept[0] is system and record == {"before": estimate_tokens(before), "after": estimate_tokens(kept), "warning": None}
+    assert engine.compression_count == 1 and engine.system_note == SYSTEM_NOTE and engine.last_prompt_tokens == record["after"]
+    noted = [user("c")]
+    engine.finish(before, noted, system, note="what happened")
+    assert noted[0] == {"role": "system", "content": "You are hermes.\n\nwhat happened"} and engine.system_note == "what happened"
+    assert engine.compression_count == 2
+    bare = [user("c")]
+    engine.finish(before[1:], bare, None)
+    assert bare == [user("c")]
+    status = engine.get_status()
+    assert status["auto_compression"] is True and status["warning"] is None and status["compression_count"] == 3
