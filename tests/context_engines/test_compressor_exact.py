@@ -286,13 +286,14 @@ def test_a_resting_model_near_overflow_uses_the_estimate_when_no_figure_is_given
     assert estimate_tokens(big) >= 7_600
     out = engine.compress(big)  # no reported figure: the estimate says the window is nearly full
     assert "resting after a failure and the window is nearly full" in engine.handoff_note(out)
+    assert engine.last_error == "no summary: the summary model is resting after a failure and the window is nearly full"
     assert engine.summarizer.calls == []  # type: ignore[union-attr]
     small = chat(14, 20)
     assert engine.compress(small) == small  # far from full: it waits
 
 
 def test_a_cut_off_note_is_asked_again_with_the_exact_request_and_logged(caplog: pytest.LogCaptureFixture) -> None:
-    summarizer = Recorder(SummaryText.of("## Active Task\nnow", "length"), SummaryText.of("  ", "length"))
+    summarizer = Recorder(SummaryText.of("## Active Task\nnow", "length"), SummaryText.of("", "length"))
     engine = Compressor(context_length=8_000, summarizer=summarizer)
     clocked(engine)
     with caplog.at_level(logging.WARNING):
@@ -398,6 +399,14 @@ def test_the_retry_keeps_every_piece_of_the_first_prompt_and_serialises_the_midd
         return real(messages, cap)
 
     monkeypatch.setattr(engine_module, "serialize", counting)
+    budgets: list[int] = []
+    real_budget = engine_module.summary_budget
+
+    def counting_budget(tokens: int, window: int) -> int:
+        budgets.append(tokens)
+        return real_budget(tokens, window)
+
+    monkeypatch.setattr(engine_module, "summary_budget", counting_budget)
     fact = CORPUS["path"][1]
     messages = chat_with("path")
     messages.insert(3, {"role": "user", "content": handoff_block("## Goal\nearlier note"), "marker": "handoff"})
@@ -410,7 +419,7 @@ def test_the_retry_keeps_every_piece_of_the_first_prompt_and_serialises_the_midd
                   "<latest-request>\nship the fix\n</latest-request>"):  # fmt: skip
         assert piece in first and piece in retry
     assert retry.split("<conversation>")[1].split("</conversation>")[0] == first.split("<conversation>")[1].split("</conversation>")[0]
-    assert serialised == [engine.last_compression["summarised_messages"]]  # once, for both calls
+    assert serialised == [engine.last_compression["summarised_messages"]] and len(budgets) == 1  # once, for both calls
     assert fact in engine.handoff_note(out)
 
 
@@ -481,3 +490,50 @@ def test_finish_records_the_compression_and_puts_the_system_message_back() -> No
     assert bare == [user("c")]
     status = engine.get_status()
     assert status["auto_compression"] is True and status["warning"] is None and status["compression_count"] == 3
+
+
+def _with_earlier_note() -> list[dict[str, Any]]:
+    from hermes.context_engines.compressor.assembly import handoff_block
+
+    messages = chat(14, 200)
+    messages.insert(3, {"role": "user", "content": handoff_block("## Goal\nearlier note"), "marker": "handoff"})
+    return messages
+
+
+@pytest.mark.parametrize("failure", ["raises", "empty", "resting", "no model"])
+def test_every_labelled_list_carries_the_latest_request_and_the_earlier_note(failure: str) -> None:
+    answers = {"raises": [RuntimeError("x")], "empty": [""], "resting": [], "no model": []}[failure]
+    engine = Compressor(context_length=8_000, summarizer=None if failure == "no model" else Recorder(*answers))
+    clocked(engine)
+    if failure == "resting":
+        engine.guard.start_cooldown(60)
+    out = engine.compress(_with_earlier_note(), current_tokens=7_900)
+    note = engine.handoff_note(out)
+    assert note.startswith("[No summary: ")
+    assert "Latest user request (verbatim):\nnow write the docs" in note
+    assert "Earlier handoff:\n## Goal earlier note" in note
+
+
+def test_an_empty_retry_keeps_the_first_summary_and_restores_the_facts() -> None:
+    from .test_fidelity import CORPUS, chat_with
+
+    summarizer = Recorder(GOOD, "")
+    engine = Compressor(context_length=16_000, summarizer=summarizer, config={"compression.tail_min_messages": 3})
+    out = engine.compress(chat_with("path"))
+    assert len(summarizer.calls) == 2 and engine.last_fidelity["retried"] is False
+    assert engine.handoff_note(out).startswith(GOOD) and CORPUS["path"][1] in engine.handoff_note(out)
+    assert engine.last_error == "the summary model returned nothing (it rests 60 s)"
+
+
+def test_the_conversation_fills_the_cap_less_a_tenth_kept_for_the_retry() -> None:
+    from hermes.context_engines.compressor.summary import PREAMBLE
+
+    messages = [user("start")] + [user(f"go {i:04}") if i % 2 else assistant(f"ok {i:04}") for i in range(3_000)]
+    summarizer = Recorder()
+    engine = Compressor(context_length=200_000, summarizer=summarizer, config={
+        "compression.summary_input_tokens": 3_000, "compression.target_ratio": 0.01, "compression.tail_min_messages": 3,
+    })  # fmt: skip
+    engine.compress(messages)
+    system, prompt, _ = summarizer.calls[0]
+    used = len(system) + len(prompt)
+    assert system == PREAMBLE and 12_000 - 1_200 - 60 <= used <= 12_000 - 1_200
