@@ -537,3 +537,51 @@ def test_the_conversation_fills_the_cap_less_a_tenth_kept_for_the_retry() -> Non
     system, prompt, _ = summarizer.calls[0]
     used = len(system) + len(prompt)
     assert system == PREAMBLE and 12_000 - 1_200 - 60 <= used <= 12_000 - 1_200
+
+
+def test_a_retry_as_good_as_the_first_summary_replaces_it_and_the_scores_are_rounded() -> None:
+    from .test_fidelity import CORPUS, chat_with
+
+    other = "## Active Task\nship the fix, retried\n## Critical Context\nnone"
+    summarizer = Recorder("## Active Task\nship the fix\n## Critical Context\nnone", other)
+    engine = Compressor(context_length=16_000, summarizer=summarizer, config={"compression.tail_min_messages": 3})
+    out = engine.compress(chat_with("path"))
+    record = engine.last_fidelity
+    assert record["retried"] is True and record["summary_score"] == 0.667 and record["checked"] == 3
+    note = engine.handoff_note(out)
+    assert note.startswith(f"{other}\n\n## Facts kept verbatim") and CORPUS["path"][1] in note  # the retry's text, tied score
+    assert record["restored"] == [f"path: {CORPUS['path'][1]}"] and record["score"] == 1.0
+
+
+def test_a_score_exactly_at_the_minimum_is_not_retried() -> None:
+    summarizer = Recorder()
+    engine = Compressor(context_length=8_000, summarizer=summarizer, config={"compression.min_fidelity": 1.0})
+    engine.compress(chat())
+    assert engine.last_fidelity["score"] == 1.0 and engine.last_fidelity["retried"] is False and len(summarizer.calls) == 1
+
+
+def test_masking_keeps_the_newest_requests_image_while_it_masks_around_it() -> None:
+    from hermes.context_engines.masking import Masking
+
+    from .transcripts import image_user
+
+    request = image_user("do the big task")
+    messages = [request]
+    for i in range(10):
+        messages += [assistant(None, call(f"c{i}", "terminal", command="ls")), result(f"c{i}", "r" * 2_000)]
+    engine = Masking(context_length=64_000, config={
+        "compression.tail_min_messages": 3, "compression.protect_first_n": 0, "compression.target_ratio": 0.02,
+    })  # fmt: skip
+    out = engine.compress(messages)
+    assert engine.last_handoff is None  # masked only, nothing dropped
+    assert out[0] is request and out[2]["content"] != messages[2]["content"]  # kept whole, the steps masked
+
+
+def test_replace_handoff_in_an_empty_marked_message() -> None:
+    from hermes.context_engines.compressor.assembly import handoff_block
+
+    engine = Compressor(context_length=8_000)
+    empty = [{"role": "user", "content": [], "marker": "handoff"}, assistant("a")]
+    assert engine.replace_handoff(empty, "new") == [
+        {"role": "user", "content": [{"type": "text", "text": handoff_block("new")}], "marker": "handoff"}, assistant("a"),
+    ]  # fmt: skip
