@@ -429,8 +429,13 @@ def test_a_labelled_list_is_not_asked_again_even_near_overflow() -> None:
     engine = Compressor(context_length=16_000, summarizer=Recorder(RuntimeError("down")),
                         config={"compression.tail_min_messages": 3})  # fmt: skip
     clocked(engine)
-    out = engine.compress(chat_with("number"), current_tokens=16_000)
+    messages = chat_with("number")
+    for message in messages:  # the fact moves off the first line, which is all the list keeps of a result
+        if message["role"] == "tool" and "output mentions" in message["content"]:
+            message["content"] = "header\n" + message["content"]
+    out = engine.compress(messages, current_tokens=16_000)
     assert "[No summary: the summary call failed (RuntimeError)." in engine.handoff_note(out)
+    assert engine.last_fidelity["summary_score"] < engine.min_fidelity
     assert engine.last_fidelity["retried"] is False and len(engine.summarizer.calls) == 1  # type: ignore[union-attr]
 
 
@@ -585,3 +590,18 @@ def test_replace_handoff_in_an_empty_marked_message() -> None:
     assert engine.replace_handoff(empty, "new") == [
         {"role": "user", "content": [{"type": "text", "text": handoff_block("new")}], "marker": "handoff"}, assistant("a"),
     ]  # fmt: skip
+
+
+def test_the_conversation_keeps_at_least_1000_characters_when_the_frame_fills_the_cap() -> None:
+    middle = [user(f"{i:02}" + "m" * 80) for i in range(11)]  # each renders as 89 characters: 11 × 91 = 1,001
+    messages = [user("start"), *middle, assistant("a" * 8_000), user("q"), assistant("b" * 8_000)]
+    summarizer = Recorder()
+    summarizer.context_length = 1_000  # type: ignore[attr-defined]  # the input cap's floor: 2,000 tokens
+    engine = Compressor(context_length=200_000, summarizer=summarizer,
+                        config={"compression.target_ratio": 0.01, "compression.protect_first_n": 1, "compression.tail_min_messages": 3})  # fmt: skip
+    engine.pre_compress_context = ["e" * 300] * 30  # plugin context fills the frame
+    engine.compress(messages)
+    assert engine.last_compression["summarised_messages"] == 11
+    conversation = summarizer.calls[0][1].split("<conversation>\n")[1].split("\n</conversation>")[0]
+    rendered = [f"[user] {m['content']}" for m in middle]
+    assert conversation == "\n\n".join([rendered[0], "[… 1 messages left out to fit the summary model …]", *rendered[2:]])
