@@ -59,6 +59,8 @@ def test_shrinking_arguments_at_the_edges() -> None:
     assert shrink_arguments(json.dumps({"ä": "é" * 600})) == '{"ä": "' + "é" * 120 + '… [480 more chars]"}'
     many = {f"{'k' * 42}{i:02}": "v" * 30 for i in range(25)}
     assert json.loads(shrink_arguments(json.dumps(many))) == {"_shrunk_keys": ["k" * 40] * 20}
+    umlauts = {f"ä{i:02}": "v" * 30 for i in range(25)}
+    assert shrink_arguments(json.dumps(umlauts)) == '{"_shrunk_keys": [' + ", ".join(f'"ä{i:02}"' for i in range(20)) + "]}"
 
 
 def test_a_shrunk_object_of_exactly_500_characters_keeps_its_values() -> None:
