@@ -48,6 +48,8 @@ def test_extract_reads_the_block_from_list_content_and_keeps_the_rest() -> None:
     assert extract_handoff([image_first]) == ([{"role": "user", "content": [IMAGE, {"type": "text", "text": block}]}], "", 0)
     assert extract_handoff([marked("user", [])]) == ([], "", 0)
     assert extract_handoff([marked("user", ["text"])]) == ([{"role": "user", "content": ["text"]}], "", 0)
+    not_text = [{"type": "other", "text": block}]  # only a text part holds the note
+    assert extract_handoff([marked("user", not_text)]) == ([{"role": "user", "content": not_text}], "", 0)
 
 
 def test_extract_splits_at_the_first_end_marker_and_reads_a_block_without_one() -> None:
@@ -85,6 +87,10 @@ def test_an_open_batch_at_the_end_of_the_head_gets_its_stub_result() -> None:
     assert [m["role"] for m in out] == ["user", "assistant", "tool", "user", "assistant", "user"]
     assert out[2]["tool_call_id"] == "x" and "no result was recorded" in out[2]["content"]
     validate_messages(out)
+    # The stub closes the head, so the block follows a tool result: before a user message it is the assistant's.
+    before_user = assemble([user("q"), assistant(None, call("x", "t"))], "s", [user("n"), assistant("b")])
+    assert [m["role"] for m in before_user] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+    assert before_user[3] == marked("assistant", handoff_block("s")) and before_user[4] == user("n")
 
 
 def test_placement_with_an_empty_tail() -> None:

@@ -120,6 +120,7 @@ def test_guard_cooldowns_streak_resume_and_reset(caplog: pytest.LogCaptureFixtur
 
     assert guard.record(1_000, 950) is None and guard.low_streak == 1
     assert guard.record(1_000, 900) is None and guard.low_streak == 0  # exactly 10 % saved is enough
+    assert guard.record(1, 0) is None and guard.low_streak == 0  # one token down to none saved everything
     assert guard.record(0, 0) is None and guard.low_streak == 1  # nothing to measure counts as no saving
     with caplog.at_level(logging.WARNING):
         warning = guard.record(1_000, 999)
