@@ -179,6 +179,7 @@ def test_skip_reason_text_counts_the_body_without_the_system_message() -> None:
 def test_session_reset_forgets_every_per_conversation_value() -> None:
     engine = Compressor(context_length=8_000, summarizer=Recorder(RuntimeError("boom")))
     assert engine.last_compression == {} and engine.last_error is None
+    assert engine.last_fidelity is None and engine.last_handoff is None
     clocked(engine)
     engine.compress(chat())
     assert engine.last_error and engine.system_note == FALLBACK_NOTE and engine.last_handoff
