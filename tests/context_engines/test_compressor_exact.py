@@ -17,6 +17,7 @@ from hermes.context_engines.compressor.assembly import HANDOFF_PREFIX_INLINE, SY
 from hermes.context_engines.compressor.budget import setting, summary_budget, summary_input_cap, tail_budget, threshold_tokens
 from hermes.context_engines.compressor.engine import FALLBACK_NOTE
 from hermes.context_engines.compressor.failures import CompressionGuard, failure_action
+from hermes.context_engines.compressor.summary import PREAMBLE
 from hermes.kernel import ProviderError
 from hermes.kernel.agent.summarizer import SummaryText
 from hermes.kernel.context_engine import estimate_tokens
@@ -305,7 +306,7 @@ def test_a_cut_off_note_is_asked_again_with_the_exact_request_and_logged(caplog:
     assert second[1] == (
         f"{first[1]}\n\nYour previous note was cut off by the output limit: write it shorter, all sections."
     )
-    assert second[2] == 5_200
+    assert second[2] == 5_200 and first[0] == second[0] == PREAMBLE
     # Cut off twice with nothing in it: nothing to keep, so the labelled list stands in.
     assert engine.last_error == "the summary model returned nothing (it rests 60 s)"
     assert engine.handoff_note(out).startswith("[No summary: the summary model returned nothing.")
@@ -607,3 +608,21 @@ def test_the_conversation_keeps_at_least_1000_characters_when_the_frame_fills_th
     conversation = summarizer.calls[0][1].split("<conversation>\n")[1].split("\n</conversation>")[0]
     rendered = [f"[user] {m['content']}" for m in middle]
     assert conversation == "\n\n".join([rendered[0], "[… 1 messages left out to fit the summary model …]", *rendered[2:]])
+
+
+def test_a_plain_text_answer_to_the_second_request_is_kept() -> None:
+    summarizer = Recorder(SummaryText.of("## Active Task\nnow", "length"), "## Active Task\nnow write the docs, shorter")
+    engine = Compressor(context_length=8_000, summarizer=summarizer)
+    out = engine.compress(chat())
+    assert engine.handoff_note(out) == "## Active Task\nnow write the docs, shorter" and engine.last_error is None
+
+
+def test_a_score_exactly_at_the_minimum_gets_no_verbatim_block() -> None:
+    from .test_fidelity import chat_with
+
+    engine = Compressor(context_length=16_000, summarizer=Recorder("## Active Task\nship the fix\n## Critical Context\nnone"),
+                        config={"compression.tail_min_messages": 3, "compression.min_fidelity": 2 / 3})  # fmt: skip
+    out = engine.compress(chat_with("path"))
+    record = engine.last_fidelity
+    assert record["summary_score"] == 0.667 and record["retried"] is False and record["restored"] == []
+    assert "Facts kept verbatim" not in engine.handoff_note(out)

@@ -163,6 +163,8 @@ def test_serialize_keeps_the_start_briefly_and_makes_room_for_it() -> None:
     marker = "[… 3 messages left out to fit the summary model …]"
     # A fifth of 1,000 holds one message; the tail gives up its oldest so the whole fits.
     assert serialize(twelve, 1_000) == "\n\n".join([rendered[0], marker, *rendered[4:]])
+    # 590: five fit, a fifth holds one, and one of the tail goes so that exactly 80 characters are left.
+    assert serialize(twelve, 590) == "\n\n".join([rendered[0], "[… 7 messages left out to fit the summary model …]", *rendered[8:]])
     # A fifth of 1,020 holds exactly two.
     assert serialize(twelve, 1_020) == "\n\n".join([*rendered[:2], marker, *rendered[5:]])
 
