@@ -80,3 +80,6 @@ def test_split_without_a_request_and_with_one_at_the_end() -> None:
     sections = split(pruned, Boundaries(1, 3), original=inside)
     assert sections.pinned is inside[1] and sections.middle == [pruned[2]] and sections.tail == [pruned[3]]
     assert split(inside, Boundaries(1, 3)).pinned is inside[1]
+    second_last = [user("q"), assistant("a"), user("now"), assistant("b")]
+    sections = split(second_last, Boundaries(1, 2))
+    assert (sections.middle, sections.pinned, sections.tail) == ([second_last[1]], second_last[2], [second_last[3]])

@@ -626,3 +626,12 @@ def test_a_score_exactly_at_the_minimum_gets_no_verbatim_block() -> None:
     record = engine.last_fidelity
     assert record["summary_score"] == 0.667 and record["retried"] is False and record["restored"] == []
     assert "Facts kept verbatim" not in engine.handoff_note(out)
+
+
+def test_the_new_tail_starts_after_where_an_earlier_note_stood() -> None:
+    from hermes.context_engines.compressor.assembly import handoff_block
+
+    note = {"role": "user", "content": handoff_block("old"), "marker": "handoff"}
+    messages = [user("q"), assistant("a"), user("q2"), assistant("a2"), note, assistant("b"), user("n")]
+    sections = Compressor(context_length=200_000).cut(messages).sections
+    assert sections.middle == [assistant("a2")] and sections.tail == [assistant("b"), user("n")]

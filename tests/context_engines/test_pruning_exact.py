@@ -129,6 +129,10 @@ def test_duplicates_by_position() -> None:
     short = "t" * 199
     few = [user("go"), *_batch("a", short), *_batch("b", short)]
     assert prune(few, 1, 5)[2]["content"] == "[terminal] ran 'cat log' -> " + "t" * 59 + "…"  # too short to deduplicate
+    short_last = [user("go"), *_batch("a", same), *_batch("b", same), *_batch("c", "ok")]
+    assert prune(short_last, 1, 3)[2]["content"] == removed  # a short result after them ends nothing
+    odd = "\ud800" + "o" * 300  # a lone surrogate (from a broken decode) still hashes
+    assert prune([user("go"), *_batch("a", odd), *_batch("b", odd)], 1, 3)[2]["content"] == removed
     newest_last = [user("go"), *_batch("a", same), *_batch("b", same)]
     assert prune(newest_last, 1, 3)[2]["content"] == removed  # the newest copy, outside the range, counts
 

@@ -102,11 +102,12 @@ def test_each_piece_gets_its_share_of_the_cap() -> None:
         previous="p" * 2_010,  # a quarter: 2,000
         extra_context=["e" * 600, "f" * 500],  # an eighth, shared: 500 each
         active_task="t" * 1_800,  # a fifth: 1,600
-        must_keep=["m" * 898],  # a tenth: 800 ("- " comes first)
+        must_keep=["m" * 1_048],  # a tenth: 800 ("- " comes first)
         focus_topic="o" * 650,  # 500
     )  # fmt: skip
     assert "[70 chars omitted]" in prompt and "[160 chars omitted]" in prompt and "[260 chars omitted]" in prompt
     assert "[160 chars omitted]" in prompt and "f" * 500 in prompt and "[210 chars omitted]" in prompt
+    assert "[310 chars omitted]" in prompt
     assert prompt.count("chars omitted") == 5  # the 500-character extra fits its share exactly
     many = build_prompt("c", budget=2_000, cap_chars=8_000, extra_context=["x" * 201] * 10)
     assert many.count("[61 chars omitted]") == 10  # never under 200 characters each
