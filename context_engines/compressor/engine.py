@@ -125,11 +125,13 @@ class Compressor(ThresholdEngine):
         focus_topic: str | None,
         active: str | None,
         tokens: int,
+        *,
+        prepared: dict[str, Any],
         must_keep: Sequence[Fact] = (),
-        prepared: dict[str, Any] | None = None,
     ) -> str | None:
         """The summary text; a labelled fallback when the model may not or could not write it;
-        None when the messages must stay unchanged."""
+        None when the messages must stay unchanged. ``prepared`` carries the budget and the
+        serialised middle from the first call to the retry."""
         if self.summarizer is None:
             self.guard.start_cooldown(NO_MODEL_COOLDOWN)
             return self._fallback(middle, previous, active, "no summary model is configured")
@@ -137,7 +139,6 @@ class Compressor(ThresholdEngine):
             if not self.near_overflow(tokens):
                 return None  # wait for the model rather than replace its summary with a list
             return self._fallback(middle, previous, active, "the summary model is resting after a failure and the window is nearly full")
-        prepared = {} if prepared is None else prepared
         if "budget" not in prepared:
             prepared["budget"] = summary_budget(estimate_tokens(middle), self.context_length)
         budget = prepared["budget"]

@@ -28,7 +28,7 @@ MAX_ARGUMENT_CHARS = 500
 _VALUE_KEEP = 120  # characters kept of each long string argument
 
 
-def _short(text: str, limit: int = 80) -> str:
+def _short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

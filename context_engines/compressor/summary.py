@@ -80,7 +80,8 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     keep = max(0, limit - 60)
-    return f"{text[: keep * 3 // 4]}\n… [{len(text) - keep:,} chars omitted] …\n{text[-(keep // 4):]}"
+    # Slice the end by position: ``text[-0:]`` would be the whole text, not nothing.
+    return f"{text[: keep * 3 // 4]}\n… [{len(text) - keep:,} chars omitted] …\n{text[len(text) - keep // 4 :]}"
 
 
 def _render(message: dict[str, Any]) -> str:
