@@ -121,6 +121,10 @@ def make_private(path: Path | str) -> None:
             continue
 
 
+# Page cache of each reader connection, in KiB (see ReaderPool.get).
+READER_CACHE_KIB = 32 * 1024
+
+
 def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit) with the store's pragmas.
 
@@ -361,6 +365,11 @@ class ReaderPool:
         if conn is None:
             conn = connect_readonly(self.path) if self.readonly else connect(self.path, synchronous=self.synchronous)
             conn.execute("PRAGMA query_only = 1")
+            # A search reads the word index's doclists and every match's column sizes; the
+            # default 2 MiB cache drops them between searches on a large file (one-word
+            # search on a million messages: 2.4 ms at 2 MiB, 1.5 ms at 32 MiB). Pages are
+            # only taken as they are read, so a small file costs no more.
+            conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
             self._local.conn = conn
             with self._guard:
                 self._all.append(conn)
