@@ -47,7 +47,7 @@ def open_route(
             f"no model set for provider {client.name!r}; pass --model NAME or run `hermes config set model.name NAME`"
         )
     if client.pool is not None and not client.pool.credentials() and not client.base_url:
-        env = getattr(client.provider_class, "env_key", None) or f"{client.name.upper()}_API_KEY"
+        env = client.pool.env_name
         raise HermesError(
             f"no API key for {client.name}: set {env} (or `hermes config set {env} KEY`), "
             f"or run `hermes auth add {client.name}`"

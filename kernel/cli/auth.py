@@ -32,15 +32,27 @@ def _providers(app_state: AppState, provider: str | None = None) -> list[str]:
     return [provider]
 
 
+def env_name_for(app_state: AppState, provider: str) -> str:
+    """The variable holding ``provider``'s key: its driver's own ``env_key`` (a plugin may name
+    any), else ``<PROVIDER>_API_KEY``; a driver that fails to load falls back to the latter."""
+    from ..credentials import env_key_for  # not on the `hermes --help` path
+
+    try:
+        provider_class = app_state.host.driver(GROUP, provider)
+    except HermesError:
+        provider_class = None
+    return env_key_for(provider, provider_class)
+
+
 def _pool(app_state: AppState, provider: str) -> CredentialPool:
-    from ..credentials import CredentialPool, env_key_for  # not on the `hermes --help` path
+    from ..credentials import CredentialPool  # not on the `hermes --help` path
 
     config = app_state.config
     return CredentialPool(
         provider,
         home=app_state.home,
         config_keys=(config.get("credentials", {}) or {}).get(provider),
-        env_name=env_key_for(provider),
+        env_name=env_name_for(app_state, provider),
     )
 
 

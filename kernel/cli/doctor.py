@@ -154,7 +154,8 @@ def _config_findings(app_state: AppState) -> list[Finding]:
 
 
 def _credential_findings(app_state: AppState) -> list[Finding]:
-    from ..credentials.pool import CredentialPool, env_key_for
+    from ..credentials.pool import CredentialPool
+    from .auth import env_name_for
 
     config = app_state.config
     providers = {str(config.get("model.provider", "") or "")}
@@ -163,7 +164,8 @@ def _credential_findings(app_state: AppState) -> list[Finding]:
     findings = []
     for provider in sorted(p for p in providers if p):
         try:
-            pool = CredentialPool(provider, home=app_state.home, config_keys=config.get(f"credentials.{provider}", None))
+            env = env_name_for(app_state, provider)
+            pool = CredentialPool(provider, home=app_state.home, config_keys=config.get(f"credentials.{provider}", None), env_name=env)
             if pool.credentials():
                 continue
         except HermesError as exc:
@@ -171,8 +173,7 @@ def _credential_findings(app_state: AppState) -> list[Finding]:
             continue
         findings.append(Finding(
             "credentials",
-            f"no API key for {provider}: set {env_key_for(provider)} "
-            f"(`hermes config set {env_key_for(provider)} KEY`) or run `hermes auth add {provider}`",
+            f"no API key for {provider}: set {env} (`hermes config set {env} KEY`) or run `hermes auth add {provider}`",
         ))  # fmt: skip
     return findings
 
