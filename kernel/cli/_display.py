@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..redact import redact_text
+from ._terminal import printable, printable_for
 
 if TYPE_CHECKING:
     from ..agent import AgentEvent
@@ -56,17 +57,17 @@ class ChatDisplay:
             elif event.kind == "tool_start":
                 self._end_text_line()
                 label = f"{event.text} {short_arguments(event.data.get('arguments', ''))}"
-                self._start_spinner(redact_text(label))
+                self._start_spinner(printable(redact_text(label)))
             elif event.kind == "tool_end":
                 self._stop_spinner()
                 mark = "✗" if event.data.get("error") else "✓"
-                self.err.write(f"  {mark} {event.text} ({event.data.get('duration', 0.0):.1f}s)\n")
+                self.err.write(printable(f"  {mark} {event.text} ({event.data.get('duration', 0.0):.1f}s)") + "\n")
                 self.err.flush()
             elif event.kind == "status":
                 if event.text.startswith("failed: "):
                     return  # the caller reports a failed turn once, with what to do next
                 self._end_text_line()
-                self.err.write(f"  · {redact_text(event.text)}\n")
+                self.err.write(f"  · {printable(redact_text(event.text))}\n")
                 self.err.flush()
 
     def _write_pending(self, *, final: bool) -> None:
@@ -81,7 +82,7 @@ class ChatDisplay:
             cut = text.rfind(" ") + 1
         if cut <= 0:
             return
-        self.out.write(redact_text(text[:cut]))
+        self.out.write(printable_for(self.out, redact_text(text[:cut])))
         self.out.flush()
         self._pending = text[cut:]
 

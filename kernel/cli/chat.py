@@ -130,12 +130,14 @@ def chat(
         agent.close()
         _signals.quiet_teardown()
         from ..redact import redact_text
+        from ._terminal import printable_for
 
+        answer = printable_for(sys.stdout, redact_text(result.get("final_response") or ""))
         if result.get("completed"):
-            typer.echo(redact_text(result["final_response"]))
+            typer.echo(answer)
             return
-        if result.get("final_response") and not result.get("empty"):
-            typer.echo(redact_text(result["final_response"]))
+        if answer and not result.get("empty"):
+            typer.echo(answer)
         raise HermesError(describe_result(result))
     from ._repl import repl
     from ._review import review_compression

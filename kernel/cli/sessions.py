@@ -158,13 +158,14 @@ def show(
                    f"{', note edited' if compaction['edited'] else ''} (hermes sessions handoff {sid})")  # fmt: skip
     typer.echo("")
     from ..store.export import content_text
+    from ._terminal import printable
 
     for m in messages:
         who = m["role"] + (f" ({m['tool_name']})" if m["tool_name"] else "")
         text = content_text(m["content"])
-        typer.echo(f"[{m['id']}] {who}: {text if full or m['role'] != 'tool' else _cut(text, SHOW_TOOL_CHARS)}")
+        typer.echo(printable(f"[{m['id']}] {who}: {text if full or m['role'] != 'tool' else _cut(text, SHOW_TOOL_CHARS)}"))
         for call in m["tool_calls"] or []:
-            typer.echo(f"    tool call: {call}")
+            typer.echo(printable(f"    tool call: {call}"))
 
 
 @app.command("search")
@@ -203,9 +204,11 @@ def search(
     if not hits:
         typer.echo("no matches")
         return
+    from ._terminal import printable
+
     for h in hits:
         root = "" if h.root_session_id == h.session_id else f" (in {h.root_title or h.root_session_id})"
-        typer.echo(redact_text(f"{h.session_id}{root} #{h.message_id} {h.role}: ") + redact_snippet(h.snippet))
+        typer.echo(printable(redact_text(f"{h.session_id}{root} #{h.message_id} {h.role}: ") + redact_snippet(h.snippet)))
 
 
 @app.command("branch")
