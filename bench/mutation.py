@@ -1,4 +1,4 @@
-"""``python -m bench mutation [MODULE ...] [--list] [--jobs N] [--work DIR]``: mutation scores of the risky modules.
+"""``python -m bench mutation [MODULE ...] [--list] [--jobs N] [--work DIR [--resume]]``: mutation scores of the risky modules.
 
 Plants mutmut's one-line bugs in each module of ``[tool.mutmut.targets]``
 (pyproject.toml), runs that module's tests against each, and prints the score
@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTRA_FILES = ("skills",)
 #: mutmut exit codes that count as a kill: a failing test, a pytest error, a timeout.
 KILLED = {"killed", "timeout"}
+#: mutmut exit codes of a survivor: the tests passed (0), or no test reaches the function (33).
+SURVIVED = (0, 33)
 
 
 def load_config(pyproject: Path = ROOT / "pyproject.toml") -> tuple[dict[str, Any], dict[str, list[str]], dict[str, str], dict[str, str]]:
@@ -78,21 +80,22 @@ def mutmut_pyproject(keys: dict[str, Any], pattern: str, tests: list[str], also_
 
 def _install(target: Path) -> Path:
     """The package laid out as ``hermes/...`` plus its dist-info; returns the dist-info folder."""
+    shutil.rmtree(target, ignore_errors=True)  # pip --target never replaces what an earlier run left
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(ROOT)],
                    check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     (dist_info,) = target.glob("hermes_kernel-*.dist-info")
     return dist_info
 
 
-def _stage(package: Path, dist_info: Path, folder: Path, keys: dict[str, Any], pattern: str, tests: list[str]) -> None:
+def _stage(package: Path, dist_info: Path, folder: Path, keys: dict[str, Any], pattern: str, tests: list[str],
+           resume: bool = False) -> int:  # fmt: skip
+    """Lay out ``folder`` for mutmut; returns how many earlier verdicts a resumed run re-tests."""
+    if resume and (folder / "mutants").is_dir():
+        return _restage(package, dist_info, folder, keys, pattern, tests)
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    shutil.copytree(package / "hermes", folder / "hermes")
-    shutil.copytree(dist_info, folder / dist_info.name)
-    shutil.copytree(ROOT / "tests", folder / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in EXTRA_FILES:
-        shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+    _copy_inputs(package, dist_info, folder)
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     pytest_ini = data["tool"]["pytest"]["ini_options"]
     text = mutmut_pyproject(keys, pattern, tests, [dist_info.name, *EXTRA_FILES], pytest_ini)
@@ -100,6 +103,47 @@ def _stage(package: Path, dist_info: Path, folder: Path, keys: dict[str, Any], p
     # PYTHONPATH names mutants/ from mutmut's start: a folder missing then would be cached as
     # "no importer" for the whole run, and the tests (`import tests.helpers`) would not import.
     (folder / "mutants").mkdir()
+    return 0
+
+
+def _copy_inputs(package: Path, dist_info: Path, folder: Path) -> None:
+    """The installed package, its dist-info, the tests and the extra files, into ``folder``."""
+    shutil.copytree(package / "hermes", folder / "hermes")
+    shutil.copytree(dist_info, folder / dist_info.name)
+    shutil.copytree(ROOT / "tests", folder / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in EXTRA_FILES:
+        shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
+
+
+def _restage(package: Path, dist_info: Path, folder: Path, keys: dict[str, Any], pattern: str, tests: list[str]) -> int:
+    """Refresh an earlier run's folder, keeping the verdicts that new tests cannot change.
+
+    Adding tests can kill a survivor but never revive a killed mutant, so a killed mutant
+    keeps its verdict; survivors and untested mutants are reset to be tested again, and
+    mutmut itself resets every mutant of a function whose source changed. The test-to-function
+    map is rebuilt (new tests must be run against the functions they reach). What this cannot
+    see: a test weakened or removed, or a change outside a function that alters its mutants;
+    a full run (without --resume) checks those.
+    """
+    for old in [folder / "hermes", *folder.glob("*.dist-info"), folder / "tests", *(folder / n for n in EXTRA_FILES)]:
+        shutil.rmtree(old, ignore_errors=True)
+    _copy_inputs(package, dist_info, folder)
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    text = mutmut_pyproject(keys, pattern, tests, [dist_info.name, *EXTRA_FILES], data["tool"]["pytest"]["ini_options"])
+    (folder / "pyproject.toml").write_text(text, encoding="utf-8")
+    # Without its stats (which hold the config's fingerprint) mutmut maps the tests anew
+    # instead of resetting every verdict because the test list changed.
+    (folder / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    reset = 0
+    for meta in (folder / "mutants").rglob("*.py.meta"):
+        saved = json.loads(meta.read_text(encoding="utf-8"))
+        codes = saved["exit_code_by_key"]
+        for name, code in codes.items():
+            if code in (None, *SURVIVED):
+                reset += code is not None
+                codes[name] = None
+        meta.write_text(json.dumps(saved), encoding="utf-8")
+    return reset
 
 
 def _env(folder: Path) -> dict[str, str]:
@@ -152,17 +196,18 @@ def _diffs(folder: Path, names: list[str]) -> dict[str, str]:
     }
 
 
-def run_module(module: str, *, work: Path, package: Path, dist_info: Path, jobs: int) -> dict[str, Any]:
+def run_module(module: str, *, work: Path, package: Path, dist_info: Path, jobs: int, resume: bool = False) -> dict[str, Any]:
     """Stage, mutate and test one module; returns its score and survivors."""
     keys, targets, equivalent, package_dir = load_config()
     folder = work / module.strip("/").replace("/", "_")
-    _stage(package, dist_info, folder, keys, staged_pattern(module, package_dir), targets[module])
+    retested = _stage(package, dist_info, folder, keys, staged_pattern(module, package_dir), targets[module], resume)
     started = time.monotonic()
     with (folder / "mutmut.log").open("w") as log:
         done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(jobs)], cwd=folder,
                               env=_env(folder), stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
     result = _results(folder, equivalent)
-    result.update(module=module, seconds=round(time.monotonic() - started), exit_code=done.returncode, log=str(folder / "mutmut.log"))
+    result.update(module=module, seconds=round(time.monotonic() - started), exit_code=done.returncode, log=str(folder / "mutmut.log"),
+                  resumed=resume, survivors_retested=retested)  # fmt: skip
     diffs = _diffs(folder, list(result["survivors"]))
     # SQL keywords and unquoted names ignore case: such survivors are equivalent by rule.
     result["sql_case"] = sorted(n for n in result["survivors"] if sql_case_only(diffs.get(n, "")))
@@ -200,6 +245,9 @@ def _report(result: dict[str, Any], equivalent: dict[str, str]) -> None:
     score = "no mutants" if result["score"] is None else f"{result['score']} %"
     print(f"{result['module']}: {result['killed']}/{result['mutants']} killed ({score}), "
           f"{len(result['equivalent']) + len(result.get('sql_case', []))} equivalent, {result['seconds']} s")  # fmt: skip
+    if result.get("resumed"):
+        print(f"  resumed: killed mutants kept from the earlier run; {result['survivors_retested']} survivors and every untested"
+              " or changed mutant tested again")  # fmt: skip
     if result["exit_code"] != 0:
         print(f"  mutmut exited with {result['exit_code']}; see {result['log']}")
     if result.get("sql_case"):
@@ -221,12 +269,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="print each module, its staged path and its tests; run nothing")
     parser.add_argument("--jobs", type=int, default=1, help="mutants tested at once (default 1: the machine is shared)")
     parser.add_argument("--work", type=Path, default=None, help="staging folder (default: a temporary one, removed)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --work: keep an earlier run's killed mutants there and test only survivors, "
+                        "untested mutants and changed functions again (after adding tests)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="folder for mutation.json")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in targets]
     if unknown:
         parser.error(f"unknown module {unknown[0]!r}; configured: {', '.join(targets)}")
     modules = args.modules or list(targets)
+    if args.resume and args.work is None:
+        parser.error("--resume needs --work DIR: the folder of the run to resume")
     if args.list:
         for module in modules:
             print(f"{module} -> {staged_pattern(module, package_dir)}: {' '.join(targets[module])}")
@@ -241,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         dist_info = _install(work / "package")
         for module in modules:  # one at a time: each run already uses --jobs processes
-            result = run_module(module, work=work, package=work / "package", dist_info=dist_info, jobs=args.jobs)
+            result = run_module(module, work=work, package=work / "package", dist_info=dist_info, jobs=args.jobs, resume=args.resume)
             _report(result, equivalent)
             results.append(result)
     finally:

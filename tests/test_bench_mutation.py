@@ -78,3 +78,42 @@ def test_letter_case_inside_sql_is_equivalent_by_rule_and_nothing_else_is() -> N
     assert not same('-    "SELECT id FROM sessions"\n+    "XXSELECT id FROM sessionsXX"')
     assert not same('-    a = 1\n+    a = 2')
     assert not same("")
+
+
+def test_resume_needs_the_folder_of_an_earlier_run() -> None:
+    refused = bench("kernel/redact.py", "--resume")
+    assert refused.returncode == 2
+    assert "--resume needs --work DIR" in refused.stderr
+
+
+def test_a_resumed_folder_keeps_kills_and_retests_survivors_with_fresh_inputs(tmp_path: Path) -> None:
+    import json
+
+    package, folder = tmp_path / "package", tmp_path / "run"
+    (package / "hermes").mkdir(parents=True)
+    (package / "hermes" / "new.py").write_text("NEW = 1\n")
+    dist_info = package / "hermes_kernel-0.1.0.dist-info"
+    dist_info.mkdir()
+    (folder / "hermes").mkdir(parents=True)
+    (folder / "hermes" / "old.py").write_text("OLD = 1\n")
+    (folder / "hermes_kernel-0.0.9.dist-info").mkdir()
+    meta = folder / "mutants" / "hermes" / "m.py.meta"
+    meta.parent.mkdir(parents=True)
+    codes = {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": 0, "m.x_f__mutmut_3": 33, "m.x_f__mutmut_4": None, "m.x_f__mutmut_5": -24}
+    meta.write_text(json.dumps({"exit_code_by_key": codes, "durations_by_key": {"m.x_f__mutmut_1": 0.5}}))
+    (folder / "mutants" / "mutmut-stats.json").write_text("{}")
+    keys, targets, _, _ = mutation.load_config()
+    retested = mutation._stage(package, dist_info, folder, keys, "hermes/redact.py", targets["kernel/redact.py"], resume=True)
+    assert retested == 2
+    saved = json.loads(meta.read_text())
+    assert saved["exit_code_by_key"] == {"m.x_f__mutmut_1": 1, "m.x_f__mutmut_2": None, "m.x_f__mutmut_3": None,
+                                         "m.x_f__mutmut_4": None, "m.x_f__mutmut_5": -24}  # fmt: skip
+    assert saved["durations_by_key"] == {"m.x_f__mutmut_1": 0.5}
+    assert not (folder / "mutants" / "mutmut-stats.json").exists()  # the tests are mapped anew
+    assert sorted(p.name for p in (folder / "hermes").iterdir()) == ["new.py"]
+    assert sorted(p.name for p in folder.glob("*.dist-info")) == ["hermes_kernel-0.1.0.dist-info"]
+    assert (folder / "tests" / "test_bench_mutation.py").is_file()
+    assert tomllib.loads((folder / "pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"] == ["hermes/redact.py"]
+    fresh = tmp_path / "fresh"
+    assert mutation._stage(package, dist_info, fresh, keys, "hermes/redact.py", targets["kernel/redact.py"], resume=True) == 0
+    assert sorted(p.name for p in (fresh / "mutants").iterdir()) == []
