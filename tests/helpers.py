@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
 
-__all__ = ["FakeDistributions", "overlay_venv"]
+__all__ = ["FakeDistributions", "examples", "overlay_venv"]
+
+#: Generated examples per property test under mutmut (``python -m bench mutation``), which runs a
+#: function's tests once per mutant: the suite keeps its full count, a mutant run a sample.
+MUTATION_EXAMPLES = 25
+
+
+def examples(count: int) -> int:
+    """``count`` hypothesis examples, or ``MUTATION_EXAMPLES`` when mutmut is running the test
+    (mutmut sets MUTANT_UNDER_TEST for its whole run; a normal pytest run never has it)."""
+    return min(count, MUTATION_EXAMPLES) if "MUTANT_UNDER_TEST" in os.environ else count
 
 
 class FakeDistributions:

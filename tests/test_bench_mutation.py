@@ -117,3 +117,12 @@ def test_a_resumed_folder_keeps_kills_and_retests_survivors_with_fresh_inputs(tm
     fresh = tmp_path / "fresh"
     assert mutation._stage(package, dist_info, fresh, keys, "hermes/redact.py", targets["kernel/redact.py"], resume=True) == 0
     assert sorted(p.name for p in (fresh / "mutants").iterdir()) == []
+
+
+def test_property_tests_take_a_sample_only_under_mutmut(monkeypatch) -> None:
+    from tests.helpers import MUTATION_EXAMPLES, examples
+
+    monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
+    assert examples(300) == 300
+    monkeypatch.setenv("MUTANT_UNDER_TEST", "")
+    assert (examples(300), examples(10)) == (MUTATION_EXAMPLES, 10)
