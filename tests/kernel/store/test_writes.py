@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes.kernel.store import SessionNotFoundError, SessionStore, strip_images
+from tests.helpers import examples
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 json_values = st.recursive(
@@ -55,7 +56,7 @@ def test_messages_round_trip_with_every_column(store: SessionStore) -> None:
     assert store.get_session(sid)["tool_call_count"] == 5
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=contents, tool_calls=st.none() | st.lists(json_values, max_size=3))
 def test_structured_content_round_trips_exactly(store: SessionStore, content: object, tool_calls: object) -> None:
     sid = store.create_session()
