@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .lineage import MAX_DEPTH
-from .query import MAX_QUERY_CHARS, MAX_TERMS, parse_query, positive_terms, to_fts5
+from .query import MAX_QUERY_CHARS, MAX_TERMS, parse_query, to_fts5
 from .schema import has_trigram_index
 from .snippets import Highlighter
 from .titles import escape_like
@@ -143,15 +143,26 @@ def _fts_rows(
     return [found[i] for i in ids if i in found]
 
 
-def _like_rows(
-    conn: sqlite3.Connection, terms: list[tuple[str, bool]], where: str, params: list[Any], limit: int
-) -> list[tuple[Any, ...]]:
-    # Fallback without a trigram index: a scan, newest first, stopped at ``limit``.
-    likes = " AND ".join("(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\')" for _ in terms)
+def _like(node: Any, params: list[Any]) -> str:
+    """The query tree as substring tests on a message's text and tool name (LIKE), so the
+    fallback answers OR and NOT as the index does. ``ifnull``: a NULL inside NOT would drop the row."""
+    from .query import And, Not, Term
+
+    if isinstance(node, Term):
+        pattern = "%" + escape_like(node.text) + "%"
+        params += [pattern, pattern]
+        return "(ifnull(m.content, '') LIKE ? ESCAPE '\\' OR ifnull(m.tool_name, '') LIKE ? ESCAPE '\\')"
+    if isinstance(node, Not):
+        return f"({_like(node.keep, params)} AND NOT {_like(node.drop, params)})"
+    glue = " AND " if isinstance(node, And) else " OR "
+    return "(" + glue.join(_like(part, params) for part in node.parts) + ")"
+
+
+def _like_rows(conn: sqlite3.Connection, node: Any, where: str, params: list[Any], limit: int) -> list[tuple[Any, ...]]:
+    # Fallback without a trigram index (or for terms under three characters): a scan,
+    # newest first, stopped at ``limit``.
     like_params: list[Any] = []
-    for text, _prefix in terms:
-        pattern = "%" + escape_like(text) + "%"
-        like_params += [pattern, pattern]
+    likes = _like(node, like_params)
     sql = (
         "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, substr(m.content, 1, 200), s.parent_session_id "
         f"FROM messages m JOIN sessions s ON s.id = m.session_id WHERE {likes}{where} "
@@ -275,15 +286,14 @@ def search_messages(
     if not rows and not _all_words_known(conn, _leaves(node)):
         terms = _leaves(node)
         use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
-        plain = positive_terms(node)
         # Trigram MATCH needs three characters per term; shorter terms go to LIKE.
         if use_trigram and all(len(t.text) >= 3 for t in terms):
             # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
             # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
             # Prefix stars mean nothing to trigrams (every substring matches already).
             rows = _fts_rows(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit)
-        elif plain:
-            rows = _like_rows(conn, [(t.text, t.prefix) for t in plain], where, params, limit)
+        else:
+            rows = _like_rows(conn, node, where, params, limit)
     # Only a session with a parent can have another lineage root; most have none.
     roots = _roots(conn, {row[1] for row in rows if row[7] is not None})
     if not (context and rows):

@@ -359,6 +359,11 @@ class SessionStoreConformance:
         assert [h.session_id for h in store.search("连接池")] == [ids["api"]]
         assert [h.session_id for h in store.search("配置")] == [ids["api"]]
         assert [h.session_id for h in store.search("factorin")] == [ids["cli"]]
+        # OR and NOT hold for substrings too, short (two-character) terms included.
+        assert [h.session_id for h in store.search("配置 OR 说明")] == [ids["api"]]
+        assert {h.session_id for h in store.search("配置 OR factorin")} == {ids["api"], ids["cli"]}
+        assert store.search("数据 NOT 说明") == [] and store.search("factorin NOT now") == []
+        assert [h.session_id for h in store.search("factorin NOT 配置")] == [ids["cli"]]
 
     def test_filters_sort_limit_and_context(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)
