@@ -33,6 +33,15 @@ A, B, C, D = Term("a"), Term("b"), Term("c"), Term("d")
         ("(a b) c", And((And((A, B)), C))),
         ("a OR b c", Or((A, And((B, C))))),
         ("a NOT (b OR c)", Not(A, Or((B, C)))),
+        ("(a", A),  # an unclosed group closes at the end
+        ("a ) b c", And((A, And((B, C))))),  # a stray ')' is skipped and the parse goes on
+        (") a", A),
+        ("a ) ) b", And((A, B))),
+        ("( ) a", A),
+        ('a "" b', And((A, B))),  # a phrase without a word is dropped
+        ("a NOT", A),
+        ("NOT a", And((Term("not"), A))),  # a leading NOT is the word "not"
+        ("c AND", C),  # a trailing AND joins nothing
     ],
 )
 def test_parse_query_builds_the_exact_tree(query: str, tree: object) -> None:

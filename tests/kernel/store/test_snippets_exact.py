@@ -49,6 +49,7 @@ CASES = [
     ("a b c. d target f g h i j k l", "target", 12, "a b c. d **target** f g h i j k l"),
     # The window ends before its 13th token.
     ("alpha x x x x x x x x x x x beta", "alpha OR beta", 12, "**alpha** x x x x x x x x x x x…"),
+    ("alpha x x x x x x x x x x. y beta z z z", "alpha OR beta", 12, "…y **beta** z z z"),
     # The first sentence's bonus (120) beats a later sentence's (100) plus two repeats.
     ("a x b c d e f g h i j k l m. n x o x p x q", "x", 12, "a **x** b c d e f g h i j k…"),
     # A repeat scores 1: with 64 tokens, 20 repeats tie the first sentence's bonus, 21 beat it,
