@@ -80,6 +80,19 @@ def test_snippet_equals_fts5s(fts: sqlite3.Connection, text: str, query: str, to
     assert Highlighter(parse_query(query)).snippet((text, None, None), tokens) == expected
 
 
+def test_a_new_term_scores_exactly_1000_repeats(fts: sqlite3.Connection) -> None:
+    # With 1001 tokens a column of one term and its 1000 repeats ties a column with two
+    # terms, and a tie keeps the first column, in FTS5 and here.
+    columns = (" ".join(["a"] * 1001), "a b", None)
+    conn = fts
+    conn.execute("DELETE FROM t")
+    conn.execute("INSERT INTO t VALUES (?, ?, ?)", columns)
+    sql = "SELECT snippet(t, -1, '**', '**', '…', 1001) FROM t WHERE t MATCH ?"
+    expected = " ".join(["**a**"] * 1001)
+    assert conn.execute(sql, ('"a" OR "b"',)).fetchone() == (expected,)
+    assert Highlighter(parse_query("a OR b")).snippet(columns, 1001) == expected
+
+
 def test_without_a_query_the_snippet_is_the_first_column_from_its_start() -> None:
     assert Highlighter(None).snippet(("alpha beta", "read_file", None)) == "alpha beta"
     assert Highlighter(None).snippet(("a b c d e f g h i j k l m n", None, None)) == "a b c d e f g h i j k l…"
