@@ -132,7 +132,7 @@ class _Parser:
         if kind == ")":  # unbalanced: ignore it
             return None
         if kind == "op":  # an operator where a word belongs is a word
-            kind, text = "term", text.lower()
+            text = text.lower()
         if not _WORD.search(text) or self.terms >= MAX_TERMS:
             return None
         self.terms += 1

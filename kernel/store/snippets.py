@@ -139,7 +139,7 @@ class Highlighter:
             if column.tokens:
                 self._find(column)
         present = {m[2] for c in columns for m in c.matches}
-        active = self._active(self._tree, present) if self._tree is not None and present else None
+        active = self._active(self._tree, present) if self._tree is not None else None
         best: tuple[int, int, _Column] | None = None
         for column in columns:
             if column.matches:
