@@ -22,7 +22,6 @@ __all__ = [
     "QueryNode",
     "Term",
     "parse_query",
-    "positive_terms",
     "to_fts5",
 ]
 
@@ -149,23 +148,6 @@ def parse_query(query: str) -> QueryNode | None:
         if more is not None:
             node = more if node is None else And((node, more))
     return node
-
-
-def positive_terms(node: QueryNode | None) -> list[Term] | None:
-    """The terms of a plain conjunction (``a b "c d"``), or None when it uses OR or NOT."""
-    if node is None:
-        return []
-    if isinstance(node, Term):
-        return [node]
-    if isinstance(node, And):
-        out: list[Term] = []
-        for part in node.parts:
-            terms = positive_terms(part)
-            if terms is None:
-                return None
-            out += terms
-        return out
-    return None
 
 
 def _fts5_phrase(term: Term) -> str:

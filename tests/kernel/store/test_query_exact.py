@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from hermes.kernel.store.query import MAX_TERMS, And, Not, Or, Term, parse_query, positive_terms, to_fts5
+from hermes.kernel.store.query import MAX_TERMS, And, Not, Or, Term, parse_query, to_fts5
 
 A, B, C, D = Term("a"), Term("b"), Term("c"), Term("d")
 
@@ -54,14 +54,6 @@ def test_at_most_max_terms_terms_are_kept() -> None:
     assert isinstance(node, And)
     assert node.parts == tuple(Term(w) for w in words[:MAX_TERMS])
     assert MAX_TERMS == 32
-
-
-def test_positive_terms_of_a_conjunction_keep_every_term_in_order() -> None:
-    assert positive_terms(parse_query('a b "c d" e*')) == [A, B, Term("c d", phrase=True), Term("e", prefix=True)]
-    assert positive_terms(parse_query("a (b c)")) == [A, B, C]
-    assert positive_terms(parse_query("a (b OR c)")) is None
-    assert positive_terms(parse_query("a NOT b")) is None
-    assert positive_terms(None) == []
 
 
 @pytest.mark.parametrize(
