@@ -14,10 +14,10 @@ __all__ = ["FakeDistributions", "examples", "overlay_venv"]
 MUTATION_EXAMPLES = 25
 
 
-def examples(count: int) -> int:
-    """``count`` hypothesis examples, or ``MUTATION_EXAMPLES`` when mutmut is running the test
+def examples(count: int, under_mutation: int = MUTATION_EXAMPLES) -> int:
+    """``count`` hypothesis examples, or ``under_mutation`` when mutmut is running the test
     (mutmut sets MUTANT_UNDER_TEST for its whole run; a normal pytest run never has it)."""
-    return min(count, MUTATION_EXAMPLES) if "MUTANT_UNDER_TEST" in os.environ else count
+    return min(count, under_mutation) if "MUTANT_UNDER_TEST" in os.environ else count
 
 
 class FakeDistributions:

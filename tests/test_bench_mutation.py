@@ -125,4 +125,4 @@ def test_property_tests_take_a_sample_only_under_mutmut(monkeypatch) -> None:
     monkeypatch.delenv("MUTANT_UNDER_TEST", raising=False)
     assert examples(300) == 300
     monkeypatch.setenv("MUTANT_UNDER_TEST", "")
-    assert (examples(300), examples(10)) == (MUTATION_EXAMPLES, 10)
+    assert (examples(300), examples(10), examples(400, under_mutation=100)) == (MUTATION_EXAMPLES, 10, 100)

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes.kernel.store import SessionStore, fts_query
+from tests.helpers import examples
 
 NASTY = [
     '"', '""', "'", "(", ")", "((a", "a)", "AND", "OR", "NOT", "a AND", "OR b", "NEAR(a b)", "a NEAR/2 b",
@@ -43,7 +44,7 @@ def test_nasty_queries_never_raise(store: SessionStore, store_without_trigram: S
         assert isinstance(s.search(query, sort="time", role="user", source="cli"), list)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.text(max_size=300) | st.text(alphabet='"()*-.:^+{}ANDORNT \\%_日本', max_size=60))
 def test_any_text_is_a_valid_query(store: SessionStore, query: str) -> None:
     expression = fts_query(query)

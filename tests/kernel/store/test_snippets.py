@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from hermes.kernel.store.query import parse_query, to_fts5
 from hermes.kernel.store.snippets import Highlighter
+from tests.helpers import examples
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ QUERIES = ["alpha", "beta*", "cafe", "日本語", "x", "v2", "asa", "straße", "
 column = st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(GAPS)), min_size=1, max_size=40).map(lambda ws: "".join(w + g for w, g in ws))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(400, under_mutation=100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(content=column, tool_name=st.none() | column, tool_args=st.none() | column, query=st.sampled_from(QUERIES))
 def test_snippets_equal_fts5s_on_generated_rows(
     fts: sqlite3.Connection, content: str, tool_name: str | None, tool_args: str | None, query: str
