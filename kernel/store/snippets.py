@@ -134,6 +134,8 @@ class Highlighter:
 
     def snippet(self, texts: Sequence[str | None], tokens: int = SNIPPET_TOKENS) -> str:
         """The snippet of one row given its indexed columns (content, tool name, tool arguments)."""
+        if tokens < 1:
+            raise ValueError(f"a snippet needs at least 1 token, not {tokens}")
         columns = [_Column(t) if t else _EMPTY for t in texts]
         for column in columns:
             if column.tokens:

@@ -103,3 +103,10 @@ def test_a_row_without_text_has_an_empty_snippet() -> None:
     assert highlighter.snippet((None, None, None)) == ""
     assert highlighter.snippet(("", "", None)) == ""
     assert highlighter.snippet(()) == ""
+
+
+@pytest.mark.parametrize("tokens", [0, -3])
+def test_a_snippet_of_no_tokens_is_refused(tokens: int) -> None:
+    with pytest.raises(ValueError, match=f"^a snippet needs at least 1 token, not {tokens}$"):
+        Highlighter(parse_query("x")).snippet(["x y"], tokens)
+    assert Highlighter(parse_query("x")).snippet(["x y"], 1) == "**x**…"
