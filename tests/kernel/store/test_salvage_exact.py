@@ -226,6 +226,18 @@ def test_salvage_keeps_a_session_whose_title_is_taken_without_its_title(tmp_path
     assert rows == [("a", "cli", 2.0, "Same"), ("b", "telegram", 3.0, None)]
 
 
+def test_salvage_keeps_a_session_whose_source_is_null_with_all_its_fields(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    ids = _store(db, sessions=2)
+    _without_not_null(db, '"source" TEXT', f"UPDATE sessions SET source = NULL WHERE id = '{ids[0]}'")
+    report = salvage_database(db)
+    assert (report.sessions, report.messages, report.placeholder_sessions) == (2, 4, 0)
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT id, source, title, end_reason, message_count FROM sessions ORDER BY title").fetchall()
+    conn.close()
+    assert rows == [(ids[0], "recovered", "chat 0", None, 2), (ids[1], "cli", "chat 1", None, 2)]
+
+
 def test_salvage_reads_an_older_schema_and_fills_what_it_lacks(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
     conn = sqlite3.connect(db)
