@@ -185,7 +185,7 @@ def salvage_database(path: Path) -> SalvageReport:
                 data = dict(zip(cols, row))
                 if not data.get("id") or data.get("started_at") is None:
                     continue
-                data.setdefault("source", "recovered")
+                data["source"] = data.get("source") or "recovered"  # absent in old schemas, NULL in a damaged row
                 if _insert(target, "sessions", data) or _insert(target, "sessions", {**data, "title": None}):
                     sessions += 1
         wanted = _columns(target, "messages")
