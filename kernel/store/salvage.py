@@ -183,8 +183,10 @@ def salvage_database(path: Path) -> SalvageReport:
         if "id" in cols:
             for row in _readable_rows(source, "sessions", cols):
                 data = dict(zip(cols, row))
-                if not data.get("id") or data.get("started_at") is None:
+                if not data.get("id"):
                     continue
+                if data.get("started_at") is None:  # a damaged row: keep the session, dated as best known
+                    data["started_at"] = data.get("updated_at") or data.get("ended_at") or time.time()
                 data["source"] = data.get("source") or "recovered"  # absent in old schemas, NULL in a damaged row
                 if _insert(target, "sessions", data) or _insert(target, "sessions", {**data, "title": None}):
                     sessions += 1

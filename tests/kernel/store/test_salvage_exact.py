@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -302,3 +303,31 @@ def test_remove_deletes_a_database_and_every_file_beside_it(tmp_path: Path) -> N
     assert [p.name for p in tmp_path.iterdir()] == ["y.db"]
     _remove(db)  # nothing left to remove is no error
     assert [p.name for p in tmp_path.iterdir()] == ["y.db"]
+
+
+@pytest.mark.parametrize(("update", "started"), [
+    ("SET started_at = NULL, updated_at = 77, ended_at = 88", 77.0),
+    ("SET started_at = NULL, updated_at = NULL, ended_at = 88", 88.0),
+])  # fmt: skip
+def test_salvage_keeps_a_session_whose_start_is_null_dated_by_its_last_change(tmp_path: Path, update: str, started: float) -> None:
+    db = tmp_path / "state.db"
+    ids = _store(db, sessions=2)
+    _without_not_null(db, '"started_at" REAL', f"UPDATE sessions {update} WHERE id = '{ids[0]}'")
+    report = salvage_database(db)
+    assert (report.sessions, report.messages, report.placeholder_sessions) == (2, 4, 0)
+    conn = sqlite3.connect(db)
+    row = conn.execute("SELECT source, title, started_at, message_count FROM sessions WHERE id = ?", (ids[0],)).fetchone()
+    conn.close()
+    assert row == ("cli", "chat 0", started, 2)
+
+
+def test_salvage_dates_a_session_with_no_time_at_all_now(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    ids = _store(db, sessions=1)
+    _without_not_null(db, '"started_at" REAL', f"UPDATE sessions SET started_at = NULL, updated_at = NULL, ended_at = NULL WHERE id = '{ids[0]}'")
+    before = time.time()
+    salvage_database(db)
+    conn = sqlite3.connect(db)
+    (started,) = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (ids[0],)).fetchone()
+    conn.close()
+    assert before <= started <= time.time()
