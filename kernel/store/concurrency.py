@@ -154,18 +154,19 @@ def connect_readonly(path: Path | str) -> sqlite3.Connection:
     """
     from urllib.parse import quote
 
-    last: sqlite3.Error | None = None
-    for flags in ("mode=ro", "immutable=1"):
+    def opened(flags: str) -> sqlite3.Connection:
         uri = f"file:{quote(str(Path(path).resolve()))}?{flags}"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            last = exc
-    assert last is not None
-    raise last
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+
+    conn = opened("mode=ro")
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    conn = opened("immutable=1")
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a file SQLite cannot read fails here
+    return conn
 
 
 class WriteLock:

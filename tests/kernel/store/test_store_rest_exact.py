@@ -1,0 +1,75 @@
+"""Store details with exact results: export headings, lineage after branching, defaults, read-only opening."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from hermes.kernel.store import SessionNotFoundError, SessionStore
+from hermes.kernel.store.concurrency import connect_readonly
+from hermes.kernel.store.schema import has_trigram_index
+
+
+def test_markdown_export_names_the_parent_and_keeps_tool_arguments_readable(store: SessionStore) -> None:
+    parent = store.create_session(title="Plan")
+    store.append_messages(parent, [{"role": "user", "content": "go"}])
+    child = store.branch(parent)
+    call = {"id": "c1", "function": {"name": "write", "arguments": '{"path": "café.txt"}'}, "note": "naïve"}
+    store.append_messages(child, [{"role": "assistant", "content": None, "tool_calls": [call]}])
+    text = store.export(child, "markdown")
+    assert f"- **parent_session_id**: {parent}\n" in text
+    assert '  "note": "naïve"\n' in text
+    assert "\\u" not in text
+
+
+def test_require_session_names_the_missing_id(store: SessionStore) -> None:
+    for call in (lambda: store.require_session("ghost"), lambda: store.export("ghost", "markdown")):
+        with pytest.raises(SessionNotFoundError) as info:
+            call()
+        assert str(info.value) == "no session 'ghost'; see `hermes sessions list`"
+
+
+def test_a_childless_session_ended_by_compression_keeps_that_reason_when_branched(store: SessionStore) -> None:
+    sid = store.create_session(title="Long talk")
+    store.end_session(sid, "compression")
+    child = store.branch(sid)
+    parent = store.get_session(sid)
+    assert parent["end_reason"] == "compression"
+    assert store.get_session(child)["parent_session_id"] == sid
+
+
+def test_search_returns_20_hits_by_default(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_messages(sid, [{"role": "user", "content": f"walrus number {i}"} for i in range(25)])
+    assert len(store.search("walrus")) == 20
+    assert len(store.search("walrus", limit=21)) == 21
+
+
+def test_has_trigram_index_tells_the_two_kinds_of_store_apart(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "tri.db"):
+        pass
+    with SessionStore(tmp_path / "plain.db", trigram=False):
+        pass
+    for name, expected in (("tri.db", True), ("plain.db", False)):
+        conn = sqlite3.connect(tmp_path / name)
+        try:
+            assert has_trigram_index(conn) is expected
+        finally:
+            conn.close()
+
+
+def test_connect_readonly_refuses_a_file_that_is_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"not sqlite " * 100)
+    with pytest.raises(sqlite3.DatabaseError, match="^file is not a database$"):
+        connect_readonly(path)
+
+
+def test_a_read_only_store_sees_writes_not_yet_checkpointed(tmp_path: Path) -> None:
+    # mode=ro reads the WAL as well; immutable=1 (the fallback) would see only the main file.
+    with SessionStore(tmp_path / "state.db") as writer:
+        sid = writer.create_session(title="Fresh")
+        with SessionStore(tmp_path / "state.db", readonly=True) as reader:
+            assert reader.get_session(sid)["title"] == "Fresh"
