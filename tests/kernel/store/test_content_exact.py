@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.kernel.store.content import encode_content, strip_images
+from hermes.kernel.store.content import encode_content, strip_images, to_json
 from hermes.kernel.store.titles import escape_like
 
 
@@ -94,3 +94,9 @@ def test_escape_like_escapes_the_escape_and_both_wildcards() -> None:
     assert escape_like("50%_a\\b") == "50\\%\\_a\\\\b"
     assert escape_like("x%y_z!", "!") == "x!%y!_z!!"
     assert escape_like("plain") == "plain"
+
+
+def test_stored_json_is_compact_ascii_and_refuses_what_would_not_read_back_equal() -> None:
+    assert to_json({"a": [1, "é"], "b": None}) == '{"a":[1,"\\u00e9"],"b":null}'
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        to_json([float("nan")])

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from hermes.kernel.store import SessionNotFoundError, SessionStore
-from hermes.kernel.store.concurrency import connect_readonly
+from hermes.kernel.store.concurrency import Checkpointer, connect_readonly
 from hermes.kernel.store.schema import has_trigram_index
 
 
@@ -73,3 +76,42 @@ def test_a_read_only_store_sees_writes_not_yet_checkpointed(tmp_path: Path) -> N
         sid = writer.create_session(title="Fresh")
         with SessionStore(tmp_path / "state.db", readonly=True) as reader:
             assert reader.get_session(sid)["title"] == "Fresh"
+
+
+def _checkpoint_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "hermes-store-checkpoint"]
+
+
+def test_the_checkpoint_thread_copies_the_wal_into_the_file_and_never_keeps_the_process_alive(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode = WAL")
+    writer.execute("PRAGMA wal_autocheckpoint = 0")  # only the Checkpointer copies pages
+    writer.execute("CREATE TABLE t (x TEXT)")
+    writer.executemany("INSERT INTO t VALUES (?)", [("x" * 1000,) for _ in range(100)])
+    before, size = _checkpoint_threads(), path.stat().st_size
+    checkpointer = Checkpointer(path, synchronous="FULL")
+    try:
+        checkpointer.request()
+        [thread] = [t for t in _checkpoint_threads() if t not in before]
+        assert thread.daemon is True
+        deadline = time.monotonic() + 10
+        while path.stat().st_size <= size and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert path.stat().st_size > 100 * 1000
+    finally:
+        checkpointer.close()
+        writer.close()
+    assert not thread.is_alive()
+
+
+def test_a_checkpoint_thread_that_cannot_connect_says_why_in_the_debug_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    checkpointer = Checkpointer(tmp_path / "missing" / "state.db")
+    with caplog.at_level(logging.DEBUG, logger="hermes.kernel.store.concurrency"):
+        checkpointer.request()
+        checkpointer.close()
+    assert [r.getMessage() for r in caplog.records if r.name == "hermes.kernel.store.concurrency"] == [
+        "checkpoint thread could not connect: unable to open database file"
+    ]
