@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.kernel.store.content import encode_content, strip_images, to_json
+from hermes.kernel.store.content import encode_content, strip_images, to_json, tool_args_text
 from hermes.kernel.store.titles import escape_like
 
 
@@ -100,3 +100,49 @@ def test_stored_json_is_compact_ascii_and_refuses_what_would_not_read_back_equal
     assert to_json({"a": [1, "é"], "b": None}) == '{"a":[1,"\\u00e9"],"b":null}'
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
         to_json([float("nan")])
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        # The base64 characters are the match less "data:", the media type and ";base64,".
+        ("see data:image/png;base64," + "A" * 2047 + " end", "see [image image/png, 1 KB, not stored] end"),
+        ("see data:image/png;base64," + "A" * 2048 + " end", "see [image image/png, 2 KB, not stored] end"),
+        ("data:image/svg+xml;base64," + "A" * 16, "[image image/svg+xml, 1 KB, not stored]"),
+        ("data:image/png;base64," + "A" * 15, "data:image/png;base64," + "A" * 15),  # too short to be an image
+    ],
+)
+def test_inline_data_urls_in_text_are_described(text: str, stored: str) -> None:
+    assert strip_images(text) == stored
+    assert strip_images({"nested": [text]}) == {"nested": [stored]}
+
+
+@pytest.mark.parametrize(
+    ("content", "columns"),
+    [
+        (None, (None, None)),
+        ("plain", ("plain", None)),
+        ("a\x00b", ("a b", '"a\\u0000b"')),  # NUL: the text searched has a space, the JSON keeps it
+        ("x\ud800y", ("x?y", '"x\\ud800y"')),  # a lone surrogate SQLite cannot store as text
+        ([{"type": "text", "text": "p\x00q"}], ("p q", '[{"type":"text","text":"p\\u0000q"}]')),
+    ],
+)
+def test_content_columns_for_text_sqlite_can_and_cannot_store(content: object, columns: tuple) -> None:
+    assert encode_content(content) == columns
+
+
+@pytest.mark.parametrize(
+    ("calls", "text"),
+    [
+        (["not a call", {"function": {"name": "f", "arguments": '{"a": 1}'}}], '{"a": 1}'),
+        ([{"arguments": "raw args"}, {"arguments": "more"}], "raw args more"),
+        ([{"input": {"path": "café", "n": 1}}], '{"path": "café", "n": 1}'),
+        ([{"function": {"name": "f"}, "input": {"k": 1}}], '{"k": 1}'),
+        ([{"arguments": {"x": 1}, "input": {"y": 2}}], '{"y": 2}'),
+        ([{"name": "no arguments"}], None),
+        ([], None),
+        ({"arguments": "not a list"}, None),
+    ],
+)
+def test_tool_arguments_as_one_searchable_text(calls: object, text: str | None) -> None:
+    assert tool_args_text(calls) == text
