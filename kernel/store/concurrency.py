@@ -255,14 +255,20 @@ def _flock_until(fd: int, stop: float, path: Path, deadline_s: float) -> None:
     got = threading.Event()
     state = {"abandoned": False}
     guard = threading.Lock()
+    # The helper's own descriptor of the same open file: once abandoned, the caller may close
+    # fd (a store that failed to open does) and its number may name another file by then.
+    own = os.dup(fd)
 
     def wait() -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with guard:
-            if state["abandoned"]:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                return
-            got.set()
+        try:
+            fcntl.flock(own, fcntl.LOCK_EX)
+            with guard:
+                if state["abandoned"]:
+                    fcntl.flock(own, fcntl.LOCK_UN)
+                    return
+                got.set()
+        finally:
+            os.close(own)
 
     threading.Thread(target=wait, name="hermes-store-lock", daemon=True).start()
     try:

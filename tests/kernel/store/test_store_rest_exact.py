@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionNotFoundError, SessionStore
+from hermes.kernel.store import SessionNotFoundError, SessionStore, new_session_id, sanitize_title
 from hermes.kernel.store.concurrency import Checkpointer, connect_readonly
 from hermes.kernel.store.schema import has_trigram_index
 
@@ -115,3 +117,46 @@ def test_a_checkpoint_thread_that_cannot_connect_says_why_in_the_debug_log(
     assert [r.getMessage() for r in caplog.records if r.name == "hermes.kernel.store.concurrency"] == [
         "checkpoint thread could not connect: unable to open database file"
     ]
+
+
+def test_messages_take_the_other_spellings_of_reasoning_and_tool_name(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_messages(
+        sid,
+        [
+            {"role": "assistant", "content": "a", "reasoning_content": "why", "timestamp": 5},
+            {"role": "tool", "content": "b", "name": "read_file", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "c", "reasoning": "own", "reasoning_content": "not this"},
+        ],
+    )
+    first, second, third = store.get_messages(sid)
+    assert (first["reasoning"], first["timestamp"]) == ("why", 5.0)
+    assert (second["tool_name"], second["tool_call_id"]) == ("read_file", "c1")
+    assert third["reasoning"] == "own"
+
+
+def test_a_session_comes_from_the_cli_unless_told(store: SessionStore) -> None:
+    assert store.get_session(store.create_session())["source"] == "cli"
+    assert store.get_session(store.create_session(source="telegram"))["source"] == "telegram"
+
+
+def test_session_ids_sort_by_time_and_end_in_6_hex_digits() -> None:
+    assert re.fullmatch(r"20260102_030405_[0-9a-f]{6}", new_session_id(datetime(2026, 1, 2, 3, 4, 5)))
+    assert new_session_id().startswith(datetime.now().strftime("%Y%m%d_"))
+    assert len({new_session_id() for _ in range(20)}) > 1
+
+
+@pytest.mark.parametrize(
+    ("title", "clean"),
+    [
+        (None, None),
+        ("", None),
+        (" \t\n ", None),
+        ("a\u200bb\x7fc", "a b c"),  # format and control characters become spaces
+        ("\u00a0Café\u2028plan  #2 ", "Café plan #2"),  # every kind of space collapses
+        ("y" * 100, "y" * 100),
+        ("x" * 99 + " " + "z", "x" * 99),  # cut at 100, then the trailing space goes
+    ],
+)
+def test_titles_are_one_clean_line_of_at_most_100_characters(title: str | None, clean: str | None) -> None:
+    assert sanitize_title(title) == clean
