@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
 import sqlite3
 import threading
 import time
@@ -13,7 +15,16 @@ from pathlib import Path
 import pytest
 
 from hermes.kernel.store import SessionNotFoundError, SessionStore, new_session_id, sanitize_title
-from hermes.kernel.store.concurrency import Checkpointer, connect_readonly
+from hermes.kernel.store.concurrency import (
+    BUSY_TIMEOUT_MS,
+    READER_CACHE_KIB,
+    Checkpointer,
+    ReaderPool,
+    checkpoint,
+    connect,
+    connect_readonly,
+    make_private,
+)
 from hermes.kernel.store.schema import has_trigram_index
 
 
@@ -160,3 +171,104 @@ def test_session_ids_sort_by_time_and_end_in_6_hex_digits() -> None:
 )
 def test_titles_are_one_clean_line_of_at_most_100_characters(title: str | None, clean: str | None) -> None:
     assert sanitize_title(title) == clean
+
+
+def test_every_message_field_is_stored_and_a_message_without_calls_stores_none(store: SessionStore) -> None:
+    sid = store.create_session()
+    store.append_messages(
+        sid,
+        [
+            {"role": "user", "content": "plain"},
+            {"role": "assistant", "content": "done", "finish_reason": "stop", "token_count": 7, "marker": "handoff",
+             "tool_name": "own", "name": "not this", "tool_calls": [{"arguments": "ls -la"}]},
+        ],
+    )  # fmt: skip
+    raw = store.conn.execute("SELECT tool_calls, tool_args FROM messages ORDER BY id").fetchall()
+    assert raw == [(None, None), ('[{"arguments":"ls -la"}]', "ls -la")]
+    plain, full = store.get_messages(sid)
+    assert plain["tool_calls"] is None
+    assert (full["finish_reason"], full["token_count"], full["marker"], full["tool_name"]) == ("stop", 7, "handoff", "own")
+    assert "tool_calls" not in store.resume(sid).messages[0]
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_each_thread_keeps_one_query_only_reader(tmp_path: Path, readonly: bool) -> None:
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    pool = ReaderPool(path, readonly=readonly)
+    try:
+        conn = pool.get()
+        assert pool.get() is conn
+        other: list[sqlite3.Connection] = []
+        thread = threading.Thread(target=lambda: other.append(pool.get()))
+        thread.start()
+        thread.join()
+        assert other[0] is not conn
+        assert conn.execute("PRAGMA query_only").fetchone()[0] == 1
+        assert conn.execute("PRAGMA cache_size").fetchone()[0] == -READER_CACHE_KIB
+        # Only a read-only home's readers are opened read-only (mode=ro): the others could write.
+        conn.execute("PRAGMA query_only = 0")
+        if readonly:
+            with pytest.raises(sqlite3.OperationalError, match="readonly database"):
+                conn.execute("CREATE TABLE t (x)")
+        else:
+            conn.execute("CREATE TABLE t (x)")
+    finally:
+        pool.close()
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_make_private_creates_the_file_for_its_owner_and_tightens_older_ones(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.db"
+    make_private(fresh)
+    assert fresh.read_bytes() == b"" and _mode(fresh) == 0o600
+    old = tmp_path / "old.db"
+    modes = {"": 0o644, "-wal": 0o640, "-shm": 0o604, "-journal": 0o700}
+    for suffix, mode in modes.items():
+        Path(f"{old}{suffix}").write_text("x")
+        os.chmod(f"{old}{suffix}", mode)
+    make_private(old)
+    assert {suffix: _mode(Path(f"{old}{suffix}")) for suffix in modes} == {
+        "": 0o600, "-wal": 0o600, "-shm": 0o600, "-journal": 0o700
+    }
+    assert Path(f"{old}-wal").read_text() == "x"  # tightened, never truncated
+    make_private(tmp_path / "missing" / "state.db")  # unwritable: left to sqlite3 to report
+    assert not (tmp_path / "missing").exists()
+    make_private(f"file:{tmp_path / 'uri.db'}?mode=ro")
+    assert list(tmp_path.glob("uri*")) == [] and not Path(f"file:{tmp_path / 'uri.db'}?mode=ro").exists()
+
+
+def test_connect_sets_the_store_pragmas_and_refuses_an_unknown_synchronous(tmp_path: Path) -> None:
+    conn = connect(tmp_path / "state.db", synchronous="full")
+    try:
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+        assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+        assert conn.isolation_level is None
+        assert _mode(tmp_path / "state.db") == 0o600
+    finally:
+        conn.close()
+    with pytest.raises(ValueError) as info:
+        connect(tmp_path / "other.db", synchronous="sometimes")
+    assert str(info.value) == "synchronous must be OFF, NORMAL, FULL or EXTRA, not 'sometimes'"
+    assert not (tmp_path / "other.db").exists()
+
+
+def test_a_checkpoint_that_finds_the_file_locked_is_skipped_with_a_debug_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    conn = sqlite3.connect(path, isolation_level=None, timeout=0)
+    try:
+        with caplog.at_level(logging.DEBUG, logger="hermes.kernel.store.concurrency"):
+            checkpoint(conn)
+    finally:
+        conn.close()
+        holder.close()
+    assert [r.getMessage() for r in caplog.records] == ["checkpoint skipped: database is locked"]

@@ -3,7 +3,9 @@ two processes do (flock belongs to the open file, not the process), so threads s
 
 from __future__ import annotations
 
+import fcntl
 import os
+import signal
 import stat
 import threading
 import time
@@ -145,11 +147,71 @@ def test_giving_up_and_closing_leaves_no_descriptor_and_no_thread_error_behind(
     late = WriteLock(db, deadline_s=0.1)
     with holder.held():
         fds = len(os.listdir("/proc/self/fd"))
+        started = time.monotonic()
         with pytest.raises(StoreBusyError):
             with late.held():
                 pytest.fail("the lock was taken while held")
+        assert time.monotonic() - started < 0.8  # the wait ends at the deadline, not later
+        helpers = [t for t in set(threading.enumerate()) - before if t.name == "hermes-store-lock"]
+        assert helpers and all(t.daemon for t in helpers)  # a helper still waiting never keeps a process alive
         late.close()
     _join_helpers(before)
     assert errors == []
     assert len(os.listdir("/proc/self/fd")) == fds
     assert _free(db)
+
+
+class _Interrupt(BaseException):
+    """Stands in for KeyboardInterrupt, which pytest itself would act on."""
+
+
+def _interrupt_after(seconds: float, before_raising: object = None) -> None:
+    def handler(signum: int, frame: object) -> None:
+        if callable(before_raising):
+            before_raising()
+        raise _Interrupt
+
+    signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+@pytest.fixture
+def raw_holder(db: Path) -> Iterator[int]:
+    """The write lock held through a plain descriptor, which a signal handler can let go of."""
+    fd = os.open(f"{db}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    previous = signal.getsignal(signal.SIGALRM)
+    yield fd
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+    os.close(fd)
+
+
+def test_an_interrupted_wait_leaves_the_lock_to_no_one(db: Path, raw_holder: int) -> None:
+    before = set(threading.enumerate())
+    waiter = WriteLock(db, deadline_s=10)
+    _interrupt_after(0.1)
+    with pytest.raises(_Interrupt):
+        with waiter.held():
+            pytest.fail("the lock was taken while held")
+    fcntl.flock(raw_holder, fcntl.LOCK_UN)  # the helper now gets the lock, and must let go of it
+    _join_helpers(before)
+    assert _free(db)
+    waiter.close()
+
+
+def test_an_interrupt_just_after_the_helper_got_the_lock_lets_go_of_it(db: Path, raw_holder: int) -> None:
+    before = set(threading.enumerate())
+    waiter = WriteLock(db, deadline_s=10)
+
+    def release_and_let_the_helper_take_it() -> None:
+        fcntl.flock(raw_holder, fcntl.LOCK_UN)
+        time.sleep(0.3)
+
+    _interrupt_after(0.1, release_and_let_the_helper_take_it)
+    with pytest.raises(_Interrupt):
+        with waiter.held():
+            pytest.fail("the interrupt came first")
+    _join_helpers(before)
+    assert _free(db)
+    waiter.close()
