@@ -134,8 +134,8 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
     make_private(path)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # sets the busy handler sqlite3's timeout= would
     try:
         # The first statement reads the schema, which waits for another process's exclusive
         # lock (a first start switching to WAL, recovery after a killed writer): retried, as writes are.

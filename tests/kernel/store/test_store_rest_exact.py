@@ -187,7 +187,8 @@ def test_every_message_field_is_stored_and_a_message_without_calls_stores_none(s
     assert raw == [(None, None), ('[{"arguments":"ls -la"}]', "ls -la")]
     plain, full = store.get_messages(sid)
     assert plain["tool_calls"] is None
-    assert (full["finish_reason"], full["token_count"], full["marker"], full["tool_name"]) == ("stop", 7, "handoff", "own")
+    fields = (full["finish_reason"], full["token_count"], full["marker"], full["tool_name"])
+    assert fields == ("stop", 7, "handoff", "own")
     assert "tool_calls" not in store.resume(sid).messages[0]
 
 
@@ -226,19 +227,23 @@ def test_make_private_creates_the_file_for_its_owner_and_tightens_older_ones(tmp
     make_private(fresh)
     assert fresh.read_bytes() == b"" and _mode(fresh) == 0o600
     old = tmp_path / "old.db"
-    modes = {"": 0o644, "-wal": 0o640, "-shm": 0o604, "-journal": 0o700}
+    modes = {"": 0o644, "-shm": 0o604, "-journal": 0o660}  # no -wal: the others are still tightened
     for suffix, mode in modes.items():
         Path(f"{old}{suffix}").write_text("x")
         os.chmod(f"{old}{suffix}", mode)
     make_private(old)
-    assert {suffix: _mode(Path(f"{old}{suffix}")) for suffix in modes} == {
-        "": 0o600, "-wal": 0o600, "-shm": 0o600, "-journal": 0o700
-    }
-    assert Path(f"{old}-wal").read_text() == "x"  # tightened, never truncated
+    assert {suffix: _mode(Path(f"{old}{suffix}")) for suffix in modes} == {"": 0o600, "-shm": 0o600, "-journal": 0o600}
+    assert Path(f"{old}-shm").read_text() == "x"  # tightened, never truncated
+    assert not Path(f"{old}-wal").exists()
     make_private(tmp_path / "missing" / "state.db")  # unwritable: left to sqlite3 to report
     assert not (tmp_path / "missing").exists()
-    make_private(f"file:{tmp_path / 'uri.db'}?mode=ro")
-    assert list(tmp_path.glob("uri*")) == [] and not Path(f"file:{tmp_path / 'uri.db'}?mode=ro").exists()
+
+
+def test_make_private_leaves_memory_and_uri_names_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    make_private(":memory:")
+    make_private("file:uri.db?mode=ro")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_connect_sets_the_store_pragmas_and_refuses_an_unknown_synchronous(tmp_path: Path) -> None:
@@ -250,6 +255,13 @@ def test_connect_sets_the_store_pragmas_and_refuses_an_unknown_synchronous(tmp_p
         assert _mode(tmp_path / "state.db") == 0o600
     finally:
         conn.close()
+    for synchronous, level in (("off", 0), ("NORMAL", 1), ("Extra", 3), (None, 1)):
+        path = tmp_path / "state.db"
+        conn = connect(path) if synchronous is None else connect(path, synchronous=synchronous)
+        try:
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == level
+        finally:
+            conn.close()
     with pytest.raises(ValueError) as info:
         connect(tmp_path / "other.db", synchronous="sometimes")
     assert str(info.value) == "synchronous must be OFF, NORMAL, FULL or EXTRA, not 'sometimes'"
