@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.errors import HermesError
 from hermes.kernel.store import SessionNotFoundError, SessionStore, new_session_id, sanitize_title
 from hermes.kernel.store.concurrency import (
     BUSY_TIMEOUT_MS,
@@ -25,7 +26,7 @@ from hermes.kernel.store.concurrency import (
     connect_readonly,
     make_private,
 )
-from hermes.kernel.store.schema import has_trigram_index
+from hermes.kernel.store.schema import has_trigram_index, trigram_available
 
 
 def test_markdown_export_names_the_parent_and_keeps_tool_arguments_readable(store: SessionStore) -> None:
@@ -196,10 +197,12 @@ def test_every_message_field_is_stored_and_a_message_without_calls_stores_none(s
 def test_each_thread_keeps_one_query_only_reader(tmp_path: Path, readonly: bool) -> None:
     path = tmp_path / "state.db"
     SessionStore(path).close()
-    pool = ReaderPool(path, readonly=readonly)
+    pool = ReaderPool(path, synchronous="OFF", readonly=readonly)
     try:
         conn = pool.get()
         assert pool.get() is conn
+        if not readonly:
+            assert conn.execute("PRAGMA synchronous").fetchone()[0] == 0
         other: list[sqlite3.Connection] = []
         thread = threading.Thread(target=lambda: other.append(pool.get()))
         thread.start()
@@ -214,6 +217,9 @@ def test_each_thread_keeps_one_query_only_reader(tmp_path: Path, readonly: bool)
                 conn.execute("CREATE TABLE t (x)")
         else:
             conn.execute("CREATE TABLE t (x)")
+        pool.close()
+        again = pool.get()  # a closed pool opens new connections
+        assert again is not conn and again.execute("SELECT 1").fetchone() == (1,)
     finally:
         pool.close()
 
@@ -226,15 +232,21 @@ def test_make_private_creates_the_file_for_its_owner_and_tightens_older_ones(tmp
     fresh = tmp_path / "fresh.db"
     make_private(fresh)
     assert fresh.read_bytes() == b"" and _mode(fresh) == 0o600
-    old = tmp_path / "old.db"
-    modes = {"": 0o644, "-shm": 0o604, "-journal": 0o660}  # no -wal: the others are still tightened
-    for suffix, mode in modes.items():
-        Path(f"{old}{suffix}").write_text("x")
-        os.chmod(f"{old}{suffix}", mode)
-    make_private(old)
-    assert {suffix: _mode(Path(f"{old}{suffix}")) for suffix in modes} == {"": 0o600, "-shm": 0o600, "-journal": 0o600}
-    assert Path(f"{old}-shm").read_text() == "x"  # tightened, never truncated
-    assert not Path(f"{old}-wal").exists()
+    for modes, after in (
+        (
+            {"": 0o644, "-wal": 0o640, "-shm": 0o604, "-journal": 0o660},
+            {"": 0o600, "-wal": 0o600, "-shm": 0o600, "-journal": 0o600},
+        ),
+        # no -wal: the files after it are still tightened; one private already is left as it is
+        ({"": 0o400, "-shm": 0o644}, {"": 0o400, "-shm": 0o600}),
+    ):
+        old = tmp_path / f"old{len(modes)}.db"
+        for suffix, mode in modes.items():
+            Path(f"{old}{suffix}").write_text("x")
+            os.chmod(f"{old}{suffix}", mode)
+        make_private(old)
+        assert {suffix: _mode(Path(f"{old}{suffix}")) for suffix in modes} == after
+        assert Path(f"{old}-shm").read_text() == "x"  # tightened, never truncated
     make_private(tmp_path / "missing" / "state.db")  # unwritable: left to sqlite3 to report
     assert not (tmp_path / "missing").exists()
 
@@ -252,6 +264,11 @@ def test_connect_sets_the_store_pragmas_and_refuses_an_unknown_synchronous(tmp_p
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2
         assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
         assert conn.isolation_level is None
+        seen: list[object] = []
+        thread = threading.Thread(target=lambda: seen.append(conn.execute("SELECT 1").fetchone()))
+        thread.start()
+        thread.join()
+        assert seen == [(1,)]  # the store's connections serve its tool threads too
         assert _mode(tmp_path / "state.db") == 0o600
     finally:
         conn.close()
@@ -284,3 +301,65 @@ def test_a_checkpoint_that_finds_the_file_locked_is_skipped_with_a_debug_line(
         conn.close()
         holder.close()
     assert [r.getMessage() for r in caplog.records] == ["checkpoint skipped: database is locked"]
+
+
+def test_a_closed_store_refuses_reads_with_one_line_and_closes_once(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "state.db")
+    sid = store.create_session()
+    store.close()
+    store.close()  # a second close does nothing
+    with pytest.raises(HermesError) as info:
+        store.get_session(sid)
+    assert str(info.value) == "the session store is closed"
+
+
+def test_the_store_creates_its_folder_for_its_owner_only(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "home" / "deeper" / "state.db"):
+        pass
+    assert _mode(tmp_path / "home" / "deeper") == 0o700
+
+
+def test_sqlite_keeps_its_own_checkpoints_when_the_store_makes_none(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "own.db", checkpoint_every=0) as store:
+        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+
+
+def test_a_file_that_is_not_a_database_fails_to_open_and_leaves_nothing_open(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"not sqlite " * 100)
+    fds = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(sqlite3.DatabaseError, match="^file is not a database$"):
+        SessionStore(path)
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_the_store_takes_its_settings_and_locks_beside_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with SessionStore(path, synchronous="OFF") as store:
+        assert store.readonly is False
+        assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 0
+        assert store._readers.get().execute("PRAGMA synchronous").fetchone()[0] == 0
+        store.create_session()
+        assert {p.name for p in tmp_path.iterdir()} >= {"state.db.lock", "state.db.lock-queue"}
+    with SessionStore(path, readonly=True) as store:
+        assert store.readonly is True
+
+
+def test_the_checkpoint_thread_checkpoints_the_stores_own_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with SessionStore(path, checkpoint_every=1) as store:
+        size = path.stat().st_size
+        store.append_messages(store.create_session(), [{"role": "user", "content": "x" * 200_000}])
+        deadline = time.monotonic() + 10
+        while path.stat().st_size < size + 200_000 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert path.stat().st_size >= size + 200_000  # copied from the WAL while the store is open
+
+
+def test_trigram_available_probes_with_a_temporary_table_it_drops() -> None:
+    conn = sqlite3.connect(":memory:")
+    assert trigram_available(conn) is True
+    assert conn.execute("SELECT count(*) FROM temp.sqlite_master").fetchone() == (0,)
+    conn.execute("PRAGMA query_only = 1")  # the probe cannot be created: no trigram index then
+    assert trigram_available(conn) is False
+    conn.close()
