@@ -21,12 +21,13 @@ from hermes.kernel.store.concurrency import (
     READER_CACHE_KIB,
     Checkpointer,
     ReaderPool,
+    WriteLock,
     checkpoint,
     connect,
     connect_readonly,
     make_private,
 )
-from hermes.kernel.store.schema import has_trigram_index, trigram_available
+from hermes.kernel.store.schema import apply_migrations, has_trigram_index, trigram_available
 
 
 def test_markdown_export_names_the_parent_and_keeps_tool_arguments_readable(store: SessionStore) -> None:
@@ -363,3 +364,71 @@ def test_trigram_available_probes_with_a_temporary_table_it_drops() -> None:
     conn.execute("PRAGMA query_only = 1")  # the probe cannot be created: no trigram index then
     assert trigram_available(conn) is False
     conn.close()
+
+
+def test_a_reader_pool_opens_normal_connections_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    SessionStore(path).close()
+    pool = ReaderPool(path)
+    try:
+        conn = pool.get()
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1
+        conn.execute("PRAGMA query_only = 0")
+        conn.execute("CREATE TABLE t (x)")  # not opened read-only
+    finally:
+        pool.close()
+
+
+def test_apply_migrations_builds_the_trigram_index_by_default(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+    try:
+        assert "m006_trigram" in apply_migrations(conn)
+        assert has_trigram_index(conn) is True
+    finally:
+        conn.close()
+
+
+def test_opening_an_up_to_date_store_never_waits_for_the_write_lock(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with SessionStore(path) as store:
+        sid = store.create_session()
+    holder = WriteLock(path)
+    try:
+        with holder.held():
+            with SessionStore(path, checkpoint_every=0) as store:
+                assert store.get_session(sid)["id"] == sid
+    finally:
+        holder.close()
+
+
+def test_the_store_never_runs_sqlite_utils_plugins_on_its_connection(tmp_path: Path) -> None:
+    from sqlite_utils import hookimpl
+    from sqlite_utils.plugins import pm
+
+    class Spy:
+        def __init__(self) -> None:
+            self.calls: list[object] = []
+
+        @hookimpl
+        def prepare_connection(self, conn: object) -> None:
+            self.calls.append(conn)
+
+    spy = Spy()
+    pm.register(spy, name="hermes-test-spy")
+    try:
+        with SessionStore(tmp_path / "state.db") as store:
+            assert [check.name for check in store.health()] == ["store", "migrations"]
+    finally:
+        pm.unregister(spy)
+    assert spy.calls == []
+
+
+def test_opening_migrates_a_wal_file_an_older_hermes_left_behind(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    apply_migrations(conn, stop_before="m007_markers_and_compactions")
+    conn.close()
+    with SessionStore(path) as store:
+        migrations = store.health()[1]
+        assert (migrations.name, migrations.ok, migrations.detail) == ("migrations", True, "up to date")
