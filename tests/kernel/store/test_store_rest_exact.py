@@ -21,11 +21,13 @@ from hermes.kernel.store.concurrency import (
     READER_CACHE_KIB,
     Checkpointer,
     ReaderPool,
+    StoreBusyError,
     WriteLock,
     checkpoint,
     connect,
     connect_readonly,
     make_private,
+    with_retries,
 )
 from hermes.kernel.store.schema import apply_migrations, has_trigram_index, trigram_available
 
@@ -432,3 +434,18 @@ def test_opening_migrates_a_wal_file_an_older_hermes_left_behind(tmp_path: Path)
     with SessionStore(path) as store:
         migrations = store.health()[1]
         assert (migrations.name, migrations.ok, migrations.detail) == ("migrations", True, "up to date")
+
+
+def test_with_retries_counts_its_tries_in_the_line_it_gives_up_with() -> None:
+    calls: list[int] = []
+
+    def busy() -> None:
+        calls.append(1)
+        raise sqlite3.OperationalError("database is locked")
+
+    with pytest.raises(StoreBusyError) as info:
+        with_retries(busy, deadline_s=0.1)
+    assert len(calls) >= 2
+    assert str(info.value) == (
+        f"the session database stayed locked for 0 s ({len(calls)} tries); another hermes process may be stuck"
+    )
