@@ -134,8 +134,8 @@ def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connect
     if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
     make_private(path)
-    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")  # sets the busy handler sqlite3's timeout= would
     try:
         # The first statement reads the schema, which waits for another process's exclusive
         # lock (a first start switching to WAL, recovery after a killed writer): retried, as writes are.
@@ -154,18 +154,19 @@ def connect_readonly(path: Path | str) -> sqlite3.Connection:
     """
     from urllib.parse import quote
 
-    last: sqlite3.Error | None = None
-    for flags in ("mode=ro", "immutable=1"):
+    def opened(flags: str) -> sqlite3.Connection:
         uri = f"file:{quote(str(Path(path).resolve()))}?{flags}"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            last = exc
-    assert last is not None
-    raise last
+        return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+
+    conn = opened("mode=ro")
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+    conn = opened("immutable=1")
+    conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a file SQLite cannot read fails here
+    return conn
 
 
 class WriteLock:
@@ -254,14 +255,20 @@ def _flock_until(fd: int, stop: float, path: Path, deadline_s: float) -> None:
     got = threading.Event()
     state = {"abandoned": False}
     guard = threading.Lock()
+    # The helper's own descriptor of the same open file: once abandoned, the caller may close
+    # fd (a store that failed to open does) and its number may name another file by then.
+    own = os.dup(fd)
 
     def wait() -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        with guard:
-            if state["abandoned"]:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                return
-            got.set()
+        try:
+            fcntl.flock(own, fcntl.LOCK_EX)
+            with guard:
+                if state["abandoned"]:
+                    fcntl.flock(own, fcntl.LOCK_UN)
+                    return
+                got.set()
+        finally:
+            os.close(own)
 
     threading.Thread(target=wait, name="hermes-store-lock", daemon=True).start()
     try:
