@@ -128,10 +128,9 @@ class _Parser:
             if (closing := self.peek()) is not None and closing[0] == ")":
                 self.at += 1
             return inner
-        if kind == ")":  # unbalanced: ignore it
-            return None
         if kind == "op":  # an operator where a word belongs is a word
             text = text.lower()
+        # No word in it (an unbalanced ")" among them): nothing to search; the caller goes on.
         if not _WORD.search(text) or self.terms >= MAX_TERMS:
             return None
         self.terms += 1

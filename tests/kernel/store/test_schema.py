@@ -93,3 +93,12 @@ def test_trigram_index_is_created_only_where_available_and_wanted(tmp_path: Path
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         assert "messages_trigram" not in names and "messages_fts" in names
     assert _applied(tmp_path / "a.db") == _applied(tmp_path / "b.db")
+
+
+def test_the_migration_set_is_built_once_and_kept(monkeypatch) -> None:
+    from hermes.kernel.store import schema
+
+    monkeypatch.setattr(schema, "_migrations", None)  # as in a fresh process
+    first = migrations()
+    assert type(first).__name__ == "Migrations" and first.name == MIGRATION_SET
+    assert migrations() is first
