@@ -17,6 +17,12 @@ same schema, indexes and triggers:
 ``python -m bench store --backend postgresql`` runs :mod:`bench.store_pg`.
 Big files are built once with bulk inserts and cached in bench/results/.
 Measured here only, never asserted in tests.
+
+Run it on an otherwise idle machine, at normal priority. The worst-append
+figures measure scheduling as much as the store: under real-time round-robin
+(``chrt -r``) a writer waits out whole 100 ms quanta of the searcher and the
+database server, and both backends then show stalls of 300-600 ms that no
+change to the store affects.
 """
 
 from __future__ import annotations
