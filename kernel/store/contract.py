@@ -233,7 +233,7 @@ class SessionStore(abc.ABC):
         """Load a session to continue (the compression tip when ``follow_compression``).
 
         Messages are chat dicts: role, content and whichever of tool calls, ids, reasoning and
-        marker are set (:func:`~hermes.kernel.store.session_store.chat_row` builds them from a row).
+        marker are set (:func:`~hermes.kernel.store.session_store.chat_rows` builds them from rows).
         """
 
     @abc.abstractmethod

@@ -40,7 +40,7 @@ from hermes.kernel.store.session_store import (
     PRUNE_ACTIVE_WITHIN_S,
     SESSION_COLUMNS,
     SYNCHRONOUS_MODES,
-    chat_row,
+    chat_rows,
     decode_message,
     message_row,
 )
@@ -509,7 +509,7 @@ class PostgresSessionStore(SessionStore):
             return session, rows
 
         session, rows = self._read(read)
-        return Conversation(session, [chat_row(row) for row in rows])
+        return Conversation(session, chat_rows(rows))
 
     def compression_ancestry(self, session_id: str) -> list[str]:
         chain = self._read(lambda c: _ancestry(c, session_id))
