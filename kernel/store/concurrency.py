@@ -121,8 +121,10 @@ def make_private(path: Path | str) -> None:
             continue
 
 
-# Page cache of each reader connection, in KiB (see ReaderPool.get).
+# Page cache of each reader connection, in KiB, and how much of the file it maps (see
+# ReaderPool.get; SQLite caps the map at its build's limit, 2 GiB by default).
 READER_CACHE_KIB = 32 * 1024
+READER_MMAP_BYTES = 2 * 1024**3
 
 
 def connect(path: Path | str, *, synchronous: str = "NORMAL") -> sqlite3.Connection:
@@ -377,6 +379,11 @@ class ReaderPool:
             # search on a million messages: 2.4 ms at 2 MiB, 1.5 ms at 32 MiB). Pages are
             # only taken as they are read, so a small file costs no more.
             conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB}")
+            # Pages the OS has cached are read in place instead of copied by a read() each
+            # (search on a million messages: about a tenth faster). Readers only: a disk
+            # error on a mapped page ends the process (SIGBUS) instead of raising, and
+            # check_database and salvage, which meet damaged files, open their own connections.
+            conn.execute(f"PRAGMA mmap_size = {READER_MMAP_BYTES}")
             self._local.conn = conn
             with self._guard:
                 self._all.append(conn)

@@ -124,9 +124,11 @@ def test_search_context_is_cut_after_300_characters(store: SessionStore) -> None
         assert (hit.before["content"], hit.after["content"]) == ("x" * 300 + "…", "y" * 300)  # type: ignore[index]
 
 
-def test_readers_keep_a_32_mib_page_cache_and_the_writer_the_default(store: SessionStore) -> None:
+def test_readers_keep_a_32_mib_page_cache_and_map_the_file_and_the_writer_neither(store: SessionStore) -> None:
     # Searches on a large file reread the index's pages between queries with SQLite's 2 MiB default.
     reader = store._readers.get()
     assert reader.execute("PRAGMA cache_size").fetchone()[0] == -32768
+    assert reader.execute("PRAGMA mmap_size").fetchone()[0] == min(2 * 1024**3, 0x7FFF0000)  # capped by the build
     assert reader.execute("PRAGMA query_only").fetchone()[0] == 1
     assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == -2000
+    assert store.conn.execute("PRAGMA mmap_size").fetchone()[0] == 0
