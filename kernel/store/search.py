@@ -143,15 +143,19 @@ def _fts_rows(
     return [found[i] for i in ids if i in found]
 
 
+# What a substring search reads: the columns the word index holds.
+_LIKE_COLUMNS = ("m.content", "m.tool_name", "m.tool_args")
+
+
 def _like(node: Any, params: list[Any]) -> str:
-    """The query tree as substring tests on a message's text and tool name (LIKE), so the
+    """The query tree as substring tests on a message's text, tool name and arguments (LIKE), so the
     fallback answers OR and NOT as the index does. ``ifnull``: a NULL inside NOT would drop the row."""
     from .query import And, Not, Term
 
     if isinstance(node, Term):
         pattern = "%" + escape_like(node.text) + "%"
-        params += [pattern, pattern]
-        return "(ifnull(m.content, '') LIKE ? ESCAPE '\\' OR ifnull(m.tool_name, '') LIKE ? ESCAPE '\\')"
+        params += [pattern] * len(_LIKE_COLUMNS)
+        return "(" + " OR ".join(f"ifnull({c}, '') LIKE ? ESCAPE '\\'" for c in _LIKE_COLUMNS) + ")"
     if isinstance(node, Not):
         return f"({_like(node.keep, params)} AND NOT {_like(node.drop, params)})"
     glue = " AND " if isinstance(node, And) else " OR "

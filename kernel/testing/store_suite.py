@@ -364,6 +364,7 @@ class SessionStoreConformance:
         assert {h.session_id for h in store.search("配置 OR factorin")} == {ids["api"], ids["cli"]}
         assert store.search("数据 NOT 说明") == [] and store.search("factorin NOT now") == []
         assert [h.session_id for h in store.search("factorin NOT 配置")] == [ids["cli"]]
+        assert [h.role for h in store.search("va")] == ["assistant"]  # in the tool call's arguments only
 
     def test_filters_sort_limit_and_context(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)
