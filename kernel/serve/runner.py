@@ -277,8 +277,11 @@ class TurnRunner:
             log.warning("turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
             turn.error = exc
         finally:
-            turn._post(_DONE)
+            # The slot is freed (done) before the request learns the outcome (_DONE): posted the
+            # other way round, a client that sent its next request at once could find the
+            # server still full and get a 429, had this thread paused between the two.
             turn._loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            turn._post(_DONE)
             if agent is not None:
                 _close(agent)
             self._threads.discard(threading.current_thread())
