@@ -1,11 +1,22 @@
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from hermes.kernel.store import SessionStore
+
+
+@pytest.fixture(scope="module")
+def fts() -> Iterator[sqlite3.Connection]:
+    """An in-memory FTS5 table with the store's columns and tokenizer: FTS5's own snippet()
+    to compare the Python-cut snippets with."""
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, tool_name, tool_args, tokenize='unicode61 remove_diacritics 2')")
+    yield conn
+    conn.close()
 
 
 @pytest.fixture

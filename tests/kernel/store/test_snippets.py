@@ -8,7 +8,6 @@ same text and query, through a real FTS5 table with the word index's tokenizer.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,14 +16,6 @@ from hypothesis import strategies as st
 from hermes.kernel.store.query import parse_query, to_fts5
 from hermes.kernel.store.snippets import Highlighter
 from tests.helpers import examples
-
-
-@pytest.fixture(scope="module")
-def fts() -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, tool_name, tool_args, tokenize='unicode61 remove_diacritics 2')")
-    yield conn
-    conn.close()
 
 
 def _both(conn: sqlite3.Connection, columns: tuple[str | None, ...], query: str) -> tuple[str, str] | None:

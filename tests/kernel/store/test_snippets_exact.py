@@ -9,20 +9,11 @@ overlapping matches are marked. Every expected value is also FTS5's own
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 
 import pytest
 
 from hermes.kernel.store.query import parse_query, to_fts5
 from hermes.kernel.store.snippets import Highlighter
-
-
-@pytest.fixture(scope="module")
-def fts() -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, tool_name, tool_args, tokenize='unicode61 remove_diacritics 2')")
-    yield conn
-    conn.close()
 
 
 def _fts5(conn: sqlite3.Connection, text: str, query: str, tokens: int) -> str:
