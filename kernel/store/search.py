@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .lineage import MAX_DEPTH
-from .query import MAX_QUERY_CHARS, MAX_TERMS, parse_query, to_fts5
+from .query import MAX_QUERY_CHARS, MAX_TERMS, And, Not, Or, Term, parse_query, to_fts5
 from .schema import has_trigram_index
 from .snippets import Highlighter
 from .titles import escape_like
@@ -150,8 +150,6 @@ _LIKE_COLUMNS = ("m.content", "m.tool_name", "m.tool_args")
 def _like(node: Any, params: list[Any]) -> str:
     """The query tree as substring tests on a message's text, tool name and arguments (LIKE), so the
     fallback answers OR and NOT as the index does. ``ifnull``: a NULL inside NOT would drop the row."""
-    from .query import And, Not, Term
-
     if isinstance(node, Term):
         pattern = "%" + escape_like(node.text) + "%"
         params += [pattern] * len(_LIKE_COLUMNS)
@@ -321,8 +319,6 @@ def _all_words_known(conn: sqlite3.Connection, terms: list[Any]) -> bool:
 
 
 def _leaves(node: Any) -> list[Any]:
-    from .query import Not, Term
-
     if isinstance(node, Term):
         return [node]
     if isinstance(node, Not):
@@ -331,8 +327,6 @@ def _leaves(node: Any) -> list[Any]:
 
 
 def _unstarred(node: Any) -> Any:
-    from .query import And, Not, Or, Term
-
     if isinstance(node, Term):
         return Term(node.text, False, node.phrase)
     if isinstance(node, Not):
