@@ -90,6 +90,22 @@ class HermesHome:
 
     @property
     def state_db(self) -> Path:
+        """The kernel's SQLite store: ``state.db``, or :attr:`own_state_db` once that exists.
+
+        A home shared with Hermes Agent keeps Hermes Agent's ``state.db`` as it
+        is; ``hermes import hermes`` copies its history into the kernel's own file.
+        """
+        own = self.own_state_db
+        return own if own.exists() else self.path / "state.db"
+
+    @property
+    def own_state_db(self) -> Path:
+        """Where the kernel keeps its store in a home whose ``state.db`` is Hermes Agent's."""
+        return self.path / "hermes-kernel" / "state.db"
+
+    @property
+    def shared_state_db(self) -> Path:
+        """``state.db`` itself, whoever wrote it."""
         return self.path / "state.db"
 
     @property

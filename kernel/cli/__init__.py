@@ -59,6 +59,7 @@ BUILTIN_COMMANDS = {
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
     "mcp": LazyCommand(".mcp_cmd", "app", "Add, list, test and remove MCP servers (tools from the Model Context Protocol)."),
     "doctor": LazyCommand(".doctor", "doctor", "Check config, plugins, state.db, permissions and API keys; --fix repairs what it can."),
+    "import": LazyCommand("hermes.compat.hermes.import_cmd", "app", "Import history from another agent's home (Hermes Agent's state.db)."),
     "serve": LazyCommand(".serve", "app", "Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra)."),
 }
 

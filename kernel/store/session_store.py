@@ -38,6 +38,7 @@ from .concurrency import (
 )
 from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
+from .foreign import refuse_foreign
 from .schema import apply_migrations, migrations
 from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
@@ -202,6 +203,11 @@ class SQLiteSessionStore(SessionStore):
         self._checkpointer = Checkpointer(self.path, synchronous=synchronous)
         if readonly:
             self.conn = connect_readonly(self.path)
+            try:
+                refuse_foreign(self.conn, self.path)
+            except BaseException:
+                self.conn.close()
+                raise
             self._readers = ReaderPool(self.path, readonly=True)
             return
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -244,6 +250,7 @@ class SQLiteSessionStore(SessionStore):
 
     def _open(self, trigram: bool) -> None:
         def setup() -> None:
+            refuse_foreign(self.conn, self.path)  # before anything writes: not the journal mode, not a lock file
             with self._lock.held():
                 # Switching to WAL needs the write lock once; afterwards it is a no-op read.
                 if self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
