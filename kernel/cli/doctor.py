@@ -64,9 +64,19 @@ def doctor(
     findings += [Finding(f"plugin {p.group}:{p.name}", str(p.error)) for p in plugins if p.error]
     store = [] if config_error else _store_checks(app_state)
     findings += [Finding(f"store {c['name']}", c["detail"]) for c in store if not c["ok"]]
-    from ..store.salvage import check_database
+    from ..store.salvage import DbHealth, check_database
 
-    db = check_database(home.state_db)
+    shared_with = _foreign_kind(home.shared_state_db)
+    hermes_agent: dict[str, Any] | None = None
+    if shared_with is not None and shared_with.startswith("Hermes Agent"):
+        # A home Hermes Agent uses too: described by the compatibility layer, loaded only here.
+        from hermes.compat.hermes.home_report import home_findings
+
+        hermes_agent, extra = home_findings(app_state)
+        findings += [Finding(area, text, repair) for area, text, repair in extra]
+    # Another program's file is never checked or repaired here: only the kernel's own store is.
+    own = home.state_db if home.state_db != home.shared_state_db or shared_with is None else None
+    db = check_database(own) if own is not None else DbHealth(home.own_state_db, False)
     findings += _database_findings(db)
     findings += _permission_findings(app_state)
     findings += _lease_findings(app_state)
@@ -79,8 +89,10 @@ def doctor(
                     finding.text += f" (--fix failed: {exc})"
                 except Exception as exc:  # noqa: BLE001 - a repair that fails is reported, never a traceback
                     finding.text += f" (--fix failed: {type(exc).__name__}: {exc})"
-        if any(f.fixed for f in findings if f.area == "state.db"):
-            db = check_database(home.state_db)
+        if any(f.fixed for f in findings if f.area in ("state.db", "hermes agent")):
+            db = check_database(home.state_db) if home.state_db != home.shared_state_db or shared_with is None else db
+        if hermes_agent is not None and any(f.fixed for f in findings if f.area == "hermes agent"):
+            hermes_agent, _ = home_findings(app_state)
     left = [f for f in findings if not f.fixed]
     report: dict[str, Any] = {
         "version": __version__,
@@ -94,6 +106,7 @@ def doctor(
         "plugins": [p.as_dict() for p in plugins],
         "hook_failures": [f.as_dict() for f in host.hook_failures],
         "database": db.as_dict(),
+        "hermes_agent": hermes_agent,
         "store": store,
         "fixed": [f"{f.line()} -> {f.fixed}" for f in findings if f.fixed],
         "problems": [f.line() + ("" if f.repair is None or fix else " (`hermes doctor --fix` repairs it)") for f in left],
@@ -105,6 +118,25 @@ def doctor(
         _print_report(report)
     if left:
         raise typer.Exit(1)
+
+
+def _foreign_kind(path: Any) -> str | None:
+    """What wrote ``path`` when that was another program (see :mod:`hermes.kernel.store.foreign`)."""
+    import sqlite3
+
+    from ..store.concurrency import connect_readonly
+    from ..store.foreign import foreign_schema
+
+    if not path.is_file():
+        return None
+    try:
+        conn = connect_readonly(path)
+        try:
+            return foreign_schema(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None  # a damaged file: the database checks say so
 
 
 def _store_checks(app_state: Any) -> list[dict[str, Any]]:
@@ -279,6 +311,11 @@ def _print_report(report: dict[str, Any]) -> None:
     else:
         echo(f"state.db: {db['path']} ({db['sessions']} sessions, {db['messages']} messages, "
              f"WAL {db['wal_bytes'] // 1024} KB)")  # fmt: skip
+    if report.get("hermes_agent"):
+        from hermes.compat.hermes.home_report import report_lines
+
+        for line in report_lines(report["hermes_agent"]):
+            echo(line)
     load = report["load_plugins"]
     echo(
         "plugins: "

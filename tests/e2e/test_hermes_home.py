@@ -361,3 +361,38 @@ def test_an_import_into_a_store_holding_the_same_title_numbers_it(hermes, hermes
     assert listed[mine]["title"] == "Refactor the parser"
     assert listed[ROOT]["title"].startswith("Refactor the parser #")
     assert json.loads(hermes("import", "hermes", "--json").stdout)["imported"] == 0
+
+
+def _tree(home: Path) -> dict[str, str]:
+    """Every file of the home but the kernel's own folder, with its digest.
+
+    SQLite's ``-wal``/``-shm`` companions are left out: any reader of a WAL
+    database creates them, Hermes Agent included, and they hold no data of ours.
+    """
+    return {str(p.relative_to(home)): digest(p) for p in sorted(home.rglob("*"))
+            if p.is_file() and "hermes-kernel" not in p.parts and not p.name.endswith(("-wal", "-shm"))}  # fmt: skip
+
+
+def test_doctor_describes_the_shared_home_and_fix_imports_without_touching_hermes_agent_files(hermes, hermes_home: Path) -> None:
+    home = hermes_home_of(LATEST, hermes_home)
+    (home / "memories").mkdir()
+    (home / "memories" / "MEMORY.md").write_text("uses pytest\n§\nprefers tabs\n")
+    (home / "sessions").mkdir()
+    (home / "SOUL.md").write_text("You are Hermes.\n")
+    before = _tree(home)
+    result = hermes("doctor")
+    assert result.returncode == 1
+    out = result.stdout
+    assert "this home is shared with Hermes Agent; its state.db (schema version 22) is read, never written" in out
+    assert "history: 0 of 6 session(s) imported" in out
+    assert "shared:   memories" in out and "shared:   SOUL.md" in out
+    assert "not used: sessions" in out
+    assert "6 session(s) in Hermes Agent's state.db are not in hermes-kernel's store yet; run `hermes import hermes`" in out
+    assert "state.db: not created yet" in out  # Hermes Agent's file is never checked as ours
+    fixed = hermes("doctor", "--fix", "--json")
+    report = json.loads(fixed.stdout)
+    assert report["hermes_agent"]["imported"] == 6 and report["hermes_agent"]["not_imported"] == 0
+    assert any("imported 6 session(s)" in line for line in report["fixed"])
+    assert report["database"]["sessions"] == 6
+    assert _tree(home) == before  # --fix changed nothing of Hermes Agent's
+    assert hermes("sessions", "list").returncode == 0
