@@ -21,6 +21,7 @@ BENCHMARKS = {
     "serve": "bench.serve",
     "oneshot": "bench.oneshot",
     "mcp": "bench.mcp",
+    "hermes_home": "bench.hermes_home",
 }
 
 

@@ -24,3 +24,12 @@ def test_serve_benchmark_counts_errors_lost_messages_and_added_latency() -> None
     assert set(result["by_turn_ms"]) == {"first", "later"}
     assert result["solo"]["errors"] == 0 and result["solo"]["lost_messages"] == 0
     assert result["solo"]["added_p50"] == round(result["solo"]["serve_p50"] - result["solo"]["inprocess_p50"], 1)
+
+
+def test_hermes_home_benchmark_imports_everything_and_compares_the_list() -> None:
+    from bench import hermes_home
+
+    result = hermes_home.run(runs=3, sessions=40, per_session=4)
+    assert result["sessions"] == 40 and result["messages"] == 160
+    assert result["import_s"] > 0 and result["reimport_s"] > 0
+    assert result["list_ratio"] == round(result["list_imported_ms"] / result["list_native_ms"], 3)

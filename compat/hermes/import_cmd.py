@@ -106,15 +106,22 @@ def refresh_grown(source: HermesStateDB, target: Any, ids: list[str]) -> tuple[l
 
 
 def diverged_alike(source: HermesStateDB, target: Any, skip: set[str]) -> list[str]:
-    """Sessions with as many messages on both sides whose last message differs (continued in both)."""
+    """Sessions with as many messages on both sides whose last message differs (continued in both).
+
+    Only sessions continued here since the import can differ so: an imported
+    session keeps the ``updated_at`` it was imported with until the kernel
+    writes to it, so the others cost one row read, not a message load.
+    """
     out, cursor = [], None
     while ids := source.session_ids(after=cursor, limit=500):
         for sid in ids:
-            theirs = source.get_messages(sid)
-            if sid in skip or not theirs or target.get_session(sid) is None:
+            if sid in skip:
                 continue
-            ours = target.get_messages(sid)
-            if len(ours) == len(theirs) and not _same(ours[-1], theirs[-1]):
+            theirs, ours = source.get_session(sid), target.get_session(sid)
+            if theirs is None or ours is None or ours.get("updated_at") == theirs.get("updated_at"):
+                continue
+            mine, hers = target.get_messages(sid), source.get_messages(sid)
+            if hers and len(mine) == len(hers) and not _same(mine[-1], hers[-1]):
                 out.append(sid)
         cursor = ids[-1]
     return out
