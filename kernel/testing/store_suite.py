@@ -477,6 +477,41 @@ class SessionStoreConformance:
         with pytest.raises(HermesError):
             store.export(sid, "pdf")
 
+    def test_bulk_import_renumbers_a_title_taken_by_another_session_once(self, store: SessionStore) -> None:
+        mine = store.create_session(title="Plan")
+        long_title = "L" * 100
+        store.create_session(title=long_title)
+
+        def row(n: int, title: str | None, parent: str | None = None) -> dict[str, Any]:
+            return {"id": f"20990101_000000_0000{n:02d}", "source": "cli", "started_at": 1000.0 + n, "title": title,
+                    "parent_session_id": parent}  # fmt: skip
+
+        plan, plan2 = row(1, "Plan"), row(2, "Plan #2", parent="20990101_000000_000001")
+        dup_a, dup_b, other, untitled, long = row(3, "Dup"), row(4, "Dup"), row(5, "Other"), row(6, None), row(7, long_title)
+        say = [{"role": "user", "content": "imported plan words"}, {"role": "assistant", "content": "ok"}]
+        batch = [(plan, say), (plan2, say[:1]), (dup_a, []), (dup_b, say), (other, say), (untitled, []), (long, say)]
+        result = store.import_sessions(batch)
+        assert result.imported == [r["id"] for r, _ in batch] and (result.skipped, result.conflicts) == ([], [])
+        # The lineage's next free numbers, in batch order; a session the target does not have is never a conflict.
+        renumbered_long = "L" * 97 + " #2"
+        assert result.renamed == {plan["id"]: "Plan #2", plan2["id"]: "Plan #3", dup_b["id"]: "Dup #2", long["id"]: renumbered_long}
+        titles = {r["id"]: store.get_session(r["id"])["title"] for r, _ in batch}
+        assert titles == {plan["id"]: "Plan #2", plan2["id"]: "Plan #3", dup_a["id"]: "Dup", dup_b["id"]: "Dup #2",
+                          other["id"]: "Other", untitled["id"]: None, long["id"]: renumbered_long}  # fmt: skip
+        assert store.get_session(mine)["title"] == "Plan" and store.get_messages(mine) == []
+        assert [m["content"] for m in store.get_messages(plan["id"])] == ["imported plan words", "ok"]
+        assert store.counts() == {"sessions": 9, "messages": 9}
+        # Again: every session is found by its id and skipped; nothing is renumbered twice.
+        again = store.import_sessions(batch)
+        assert (again.imported, again.renamed, again.conflicts) == ([], {}, []) and again.skipped == result.imported
+        assert {r["id"]: store.get_session(r["id"])["title"] for r, _ in batch} == titles
+        assert store.counts() == {"sessions": 9, "messages": 9}
+        # The same id with another number of messages stays a conflict, whatever its title.
+        clash = store.import_sessions([(plan, say[:1]), ({**other, "title": "Plan"}, [])])
+        assert (clash.conflicts, clash.renamed, clash.imported) == ([plan["id"], other["id"]], {}, [])
+        # The next compression or branch numbers on past the imported titles.
+        assert store.get_session(store.branch(mine))["title"] == "Plan #4"
+
     def test_bulk_import_is_idempotent_and_keeps_everything(self, store: SessionStore) -> None:
         parent: dict[str, Any] = {
             "id": "20990101_000000_000001", "source": "cli", "model": "m", "system_prompt": "p", "parent_session_id": None,
