@@ -511,6 +511,9 @@ class SessionStoreConformance:
         assert (clash.conflicts, clash.renamed, clash.imported) == ([plan["id"], other["id"]], {}, [])
         # The next compression or branch numbers on past the imported titles.
         assert store.get_session(store.branch(mine))["title"] == "Plan #4"
+        # A long title cut to fit its number starts a lineage of the cut base: numbering goes on there.
+        longer = store.import_sessions([(row(8, long_title), [])])
+        assert longer.renamed == {row(8, None)["id"]: "L" * 97 + " #3"}
 
     def test_bulk_import_is_idempotent_and_keeps_everything(self, store: SessionStore) -> None:
         parent: dict[str, Any] = {
