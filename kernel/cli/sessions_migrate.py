@@ -50,18 +50,40 @@ def migrate(
     if as_json:
         print_json(report.as_dict())
     else:
+        copied = (
+            f"copied {report.imported} sessions, {report.skipped} already there, "
+            f"{report.renumbered} titles renumbered (taken in the target)"
+        )
         typer.echo(
-            f"copied {report.imported} sessions, {report.skipped} already there; "
-            f"{report.sessions} sessions and {report.messages} messages verified in {redact_url(to)}"
+            f"{copied}; {report.sessions} sessions and {report.messages} messages verified in {redact_url(to)}"
             if report.ok
-            else f"{report.sessions} sessions read; {len(report.conflicts)} differ in the target and were left as they are"
+            else f"{report.sessions} sessions read, {copied}; "
+            f"{len(report.conflicts) + len(report.missing)} not copied (see below)"
         )
     if not report.ok:
-        names = ", ".join((report.conflicts + report.missing)[:5])
-        raise HermesError(
-            f"the target has different versions of {len(report.conflicts) + len(report.missing)} session(s) ({names}); "
+        raise HermesError(_problem(report))
+
+
+def _problem(report: CopyReport) -> str:
+    """One line naming what differs: message counts of conflicting sessions, sessions that never arrived."""
+    parts = []
+    if report.conflicts:
+        shown = "; ".join(_counts(report, sid) for sid in report.conflicts[:5])
+        parts.append(
+            f"{len(report.conflicts)} session(s) already in the target hold a different number of messages ({shown}); "
             "delete them there (`hermes sessions delete ID`) and run migrate again"
         )
+    if report.missing:
+        parts.append(f"{len(report.missing)} session(s) did not reach the target ({', '.join(report.missing[:5])}); run migrate again")
+    return "; and ".join(parts)
+
+
+def _counts(report: CopyReport, sid: str) -> str:
+    pair = report.mismatches.get(sid)
+    if pair is None:
+        return sid
+    there = "none" if pair[1] is None else pair[1]
+    return f"{sid}: {pair[0]} in the source, {there} in the target"
 
 
 def _run(copy: Callable[..., CopyReport], source: Any, target: Any, *, quiet: bool) -> CopyReport:

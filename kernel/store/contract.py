@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -55,6 +55,9 @@ class ImportResult:
     imported: list[str]
     skipped: list[str]  # already present with the same number of messages
     conflicts: list[str]  # present with a different number of messages: left untouched
+    #: Imported sessions whose title another session already had in the target: id -> the
+    #: lineage's next ``#N`` title they were given instead.
+    renamed: dict[str, str] = field(default_factory=dict)
 
 
 class SessionStore(abc.ABC):
@@ -301,5 +304,8 @@ class SessionStore(abc.ABC):
 
         Idempotent: a session already present with as many messages is
         skipped; one present with a different count is reported as a
-        conflict and left as it is. Parents need not be present yet.
+        conflict and left as it is. A session whose title another session
+        has in the target gets the lineage's next ``#N`` title (reported in
+        :attr:`ImportResult.renamed`). Parents need not be present yet.
+        Backends share these rules through :func:`.importing.import_batch`.
         """

@@ -7,6 +7,12 @@ compression that created a session follows it (written again on every run:
 an interrupted run may have stopped between the two). At the end every
 source session must be in the target with as many messages; anything else
 (a session that diverged in the target) is reported, never overwritten.
+A session whose title another session already has in the target is copied
+with its lineage's next ``#N`` title and counted in :attr:`CopyReport.renumbered`.
+
+``source`` is any object with ``session_ids``, ``get_session``,
+``get_messages``, ``compaction``, ``counts`` and ``describe`` (a store, or a
+read-only reader of another format); ``target`` is a :class:`SessionStore`.
 """
 
 from __future__ import annotations
@@ -33,10 +39,19 @@ class CopyReport:
     skipped: int = 0
     conflicts: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    #: Copied sessions whose title was taken in the target: id -> the ``#N`` title they got.
+    renamed: dict[str, str] = field(default_factory=dict)
+    #: For each conflicting or missing session: (messages in the source, in the target or None if absent).
+    mismatches: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         return not self.conflicts and not self.missing
+
+    @property
+    def renumbered(self) -> int:
+        """How many copied sessions got a numbered title because theirs was taken in the target."""
+        return len(self.renamed)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +61,9 @@ class CopyReport:
             "skipped": self.skipped,
             "conflicts": self.conflicts,
             "missing": self.missing,
+            "renumbered": self.renumbered,
+            "renamed": self.renamed,
+            "mismatches": {sid: list(pair) for sid, pair in self.mismatches.items()},
             "ok": self.ok,
         }
 
@@ -81,6 +99,7 @@ def copy_sessions(
         report.imported += len(result.imported)
         report.skipped += len(result.skipped)
         report.conflicts += result.conflicts
+        report.renamed.update(getattr(result, "renamed", {}))  # a third-party ImportResult may predate it
         report.sessions += len(batch)
         batch, size = [], 0
         if progress is not None:
@@ -109,6 +128,7 @@ def copy_sessions(
     for sid, count in expected.items():  # verify: every session, with as many messages
         row = target.get_session(sid)
         if row is None or row["message_count"] != count:
+            report.mismatches[sid] = (count, None if row is None else row["message_count"])
             if sid not in report.conflicts:
                 report.missing.append(sid)
     return report

@@ -39,6 +39,7 @@ from .concurrency import (
 from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
 from .foreign import refuse_foreign
+from .importing import SQLiteImportTarget, import_batch
 from .schema import apply_migrations, migrations
 from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
@@ -711,31 +712,10 @@ class SQLiteSessionStore(SessionStore):
     def import_sessions(
         self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
     ) -> ImportResult:
-        """Copy whole sessions in one transaction (see :meth:`SessionStore.import_sessions`)."""
+        """Copy whole sessions in one transaction (see :meth:`SessionStore.import_sessions`, :mod:`.importing`)."""
         now = time.time()
         prepared = [(dict(session), [_message_row(session["id"], m, now) for m in messages]) for session, messages in batch]
-        result = ImportResult([], [], [])
-        cols = ", ".join(SESSION_COLUMNS)
-        marks = ",".join("?" * len(SESSION_COLUMNS))
-
-        def write(conn: sqlite3.Connection) -> None:
-            for session, rows in prepared:
-                sid = session["id"]
-                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchone() is not None:
-                    have = conn.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sid,)).fetchone()[0]
-                    (result.skipped if have == len(rows) else result.conflicts).append(sid)
-                    continue
-                title = session.get("title")
-                if title is not None and conn.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
-                    result.conflicts.append(sid)
-                    continue
-                values = {**{c: session.get(c) for c in SESSION_COLUMNS}, "message_count": len(rows)}
-                for column in ("tool_call_count", "api_call_count", "compression_count", "input_tokens", "output_tokens",
-                               "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd"):
-                    values[column] = values[column] or 0
-                conn.execute(f"INSERT INTO sessions ({cols}) VALUES ({marks})", [values[c] for c in SESSION_COLUMNS])
-                conn.executemany(_INSERT_MESSAGE, rows)
-                result.imported.append(sid)
-
-        self._write(write)
-        return result
+        # The result is built inside the transaction: a busy retry starts it afresh.
+        return self._write(
+            lambda conn: import_batch(SQLiteImportTarget(conn, SESSION_COLUMNS, _INSERT_MESSAGE), prepared, SESSION_COLUMNS)
+        )

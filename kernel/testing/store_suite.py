@@ -217,6 +217,57 @@ class SessionStoreConformance:
         with pytest.raises(SessionNotFoundError):
             store.resume("missing")
 
+    def test_resume_picks_the_newest_of_several_compression_children_never_a_branch(self, store: SessionStore) -> None:
+        root = store.create_session(title="Multi")
+        store.append_message(root, {"role": "user", "content": "original"})
+        # A branch first (root ends "branched"), then two compressions of the same session: root
+        # ends "compression" and has three children. Explicit ids, ascending, so even a clock
+        # that gives both compression children the same started_at has one right answer.
+        branch = store.branch(root)
+        older = store.compression_child(root, [{"role": "user", "content": "older summary"}], child_id="20990101_000000_00000b")
+        newer = store.compression_child(root, [{"role": "user", "content": "newer summary"}], child_id="20990101_000000_00000c")
+        assert [c["id"] for c in store.lineage(root)["children"]] == [branch, older, newer]
+        conversation = store.resume(root)
+        assert conversation.session["id"] == newer and conversation.messages == [{"role": "user", "content": "newer summary"}]
+        assert store.get_session(root)["compression_count"] == 2 and store.get_session(root)["end_reason"] == "compression"
+        assert store.resume(branch).session["id"] == branch  # a branch is its own conversation
+        assert store.resume(older).session["id"] == older  # an open child resumes as itself
+        assert store.compression_ancestry(newer) == [root, newer]
+        assert store.branch(root) != branch and store.get_session(newer)["end_reason"] == "branched"  # from the tip
+
+    def test_resume_follows_a_compressed_child_to_the_newest_tip(self, store: SessionStore) -> None:
+        root = store.create_session(title="Deep")
+        child = store.compression_child(root, [{"role": "user", "content": "summary 1"}], child_id="20990101_000000_0000a1")
+        # The child itself was compressed twice, and the newer of those once more.
+        store.compression_child(child, [{"role": "user", "content": "summary 2a"}], child_id="20990101_000000_0000a2")
+        later = store.compression_child(child, [{"role": "user", "content": "summary 2b"}], child_id="20990101_000000_0000a3")
+        tip = store.compression_child(later, [{"role": "user", "content": "summary 3"}], child_id="20990101_000000_0000a4")
+        for start in (root, child, later, tip):
+            conversation = store.resume(start)
+            assert conversation.session["id"] == tip and conversation.messages == [{"role": "user", "content": "summary 3"}]
+        assert store.compression_ancestry(tip) == [root, child, later, tip]
+        assert store.resume(child, follow_compression=False).session["id"] == child
+
+    def test_equal_start_times_order_by_id_the_same_every_time(self, store: SessionStore, make_store: Callable[[], SessionStore]) -> None:
+        # Only an import sets started_at: three children of one compressed session, two started at the same instant.
+        def row(sid: str, started: float, parent: str | None, end_reason: str | None) -> dict[str, Any]:
+            return {"id": sid, "source": "cli", "started_at": started, "parent_session_id": parent, "end_reason": end_reason,
+                    "ended_at": started + 1 if end_reason else None, "title": None}  # fmt: skip
+
+        parent = "20990101_000000_0000f0"
+        early, tie_low, tie_high = "20990101_000000_0000f9", "20990101_000000_0000f1", "20990101_000000_0000f2"
+        batch = [(row(parent, 1000.0, None, "compression"), [{"role": "user", "content": "old"}]),
+                 (row(tie_high, 2000.0, parent, None), [{"role": "user", "content": "high"}]),
+                 (row(early, 1500.0, parent, None), [{"role": "user", "content": "early"}]),
+                 (row(tie_low, 2000.0, parent, None), [{"role": "user", "content": "low"}])]  # fmt: skip
+        assert sorted(store.import_sessions(batch).imported) == sorted(r["id"] for r, _ in batch)
+        with make_store() as other:
+            for handle in (store, other, store):
+                assert handle.resume(parent).session["id"] == tie_high  # the newest start, then the greatest id
+                assert handle.resume(parent).messages == [{"role": "user", "content": "high"}]
+                assert [c["id"] for c in handle.lineage(parent)["children"]] == [early, tie_low, tie_high]
+                assert [s["id"] for s in handle.list_sessions(limit=None)] == [tie_high, tie_low, early, parent]
+
     def test_resume_returns_chat_messages(self, store: SessionStore) -> None:
         sid = store.create_session()
         store.append_messages(sid, [
@@ -366,6 +417,22 @@ class SessionStoreConformance:
         assert [h.session_id for h in store.search("factorin NOT 配置")] == [ids["cli"]]
         assert [h.role for h in store.search("va")] == ["assistant"]  # in the tool call's arguments only
 
+    def test_like_wildcards_and_backslashes_in_a_substring_query_are_literal(self, store: SessionStore) -> None:
+        # Every text is inside a longer word, so the word index has no match and the substring
+        # path answers (LIKE/ILIKE, or trigram): a % _ or \ in the query must match only itself.
+        sid = store.create_session()
+        texts = ["rate=x50%y", "rate=x501y", "id=qa_bz", "id=qaxbz", "dir\\tmpfile", "dirtmpfile", "dir/tmpfile"]
+        ids = dict(zip(texts, store.append_messages(sid, [{"role": "user", "content": t} for t in texts])))
+        expected = {
+            "50%": ["rate=x50%y"], "0%": ["rate=x50%y"],  # two characters take LIKE even beside a trigram index
+            "a_b": ["id=qa_bz"], "a_": ["id=qa_bz"], "_b": ["id=qa_bz"],
+            "r\\t": ["dir\\tmpfile"], "\\t": ["dir\\tmpfile"], "\\tm": ["dir\\tmpfile"],
+        }
+        for query, want in expected.items():
+            found = {h.message_id for h in store.search(query)}
+            assert found == {ids[t] for t in want}, query
+            assert {h.message_id for h in store.search(query, sort="time", context=False)} == found, query
+
     def test_filters_sort_limit_and_context(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)
         assert len(store.search("tokens")) == 2
@@ -409,6 +476,44 @@ class SessionStoreConformance:
         assert store.export(sid, "markdown").startswith("# Exported")
         with pytest.raises(HermesError):
             store.export(sid, "pdf")
+
+    def test_bulk_import_renumbers_a_title_taken_by_another_session_once(self, store: SessionStore) -> None:
+        mine = store.create_session(title="Plan")
+        long_title = "L" * 100
+        store.create_session(title=long_title)
+
+        def row(n: int, title: str | None, parent: str | None = None) -> dict[str, Any]:
+            return {"id": f"20990101_000000_0000{n:02d}", "source": "cli", "started_at": 1000.0 + n, "title": title,
+                    "parent_session_id": parent}  # fmt: skip
+
+        plan, plan2 = row(1, "Plan"), row(2, "Plan #2", parent="20990101_000000_000001")
+        dup_a, dup_b, other, untitled, long = row(3, "Dup"), row(4, "Dup"), row(5, "Other"), row(6, None), row(7, long_title)
+        say = [{"role": "user", "content": "imported plan words"}, {"role": "assistant", "content": "ok"}]
+        batch = [(plan, say), (plan2, say[:1]), (dup_a, []), (dup_b, say), (other, say), (untitled, []), (long, say)]
+        result = store.import_sessions(batch)
+        assert result.imported == [r["id"] for r, _ in batch] and (result.skipped, result.conflicts) == ([], [])
+        # The lineage's next free numbers, in batch order; a session the target does not have is never a conflict.
+        renumbered_long = "L" * 97 + " #2"
+        assert result.renamed == {plan["id"]: "Plan #2", plan2["id"]: "Plan #3", dup_b["id"]: "Dup #2", long["id"]: renumbered_long}
+        titles = {r["id"]: store.get_session(r["id"])["title"] for r, _ in batch}
+        assert titles == {plan["id"]: "Plan #2", plan2["id"]: "Plan #3", dup_a["id"]: "Dup", dup_b["id"]: "Dup #2",
+                          other["id"]: "Other", untitled["id"]: None, long["id"]: renumbered_long}  # fmt: skip
+        assert store.get_session(mine)["title"] == "Plan" and store.get_messages(mine) == []
+        assert [m["content"] for m in store.get_messages(plan["id"])] == ["imported plan words", "ok"]
+        assert store.counts() == {"sessions": 9, "messages": 9}
+        # Again: every session is found by its id and skipped; nothing is renumbered twice.
+        again = store.import_sessions(batch)
+        assert (again.imported, again.renamed, again.conflicts) == ([], {}, []) and again.skipped == result.imported
+        assert {r["id"]: store.get_session(r["id"])["title"] for r, _ in batch} == titles
+        assert store.counts() == {"sessions": 9, "messages": 9}
+        # The same id with another number of messages stays a conflict, whatever its title.
+        clash = store.import_sessions([(plan, say[:1]), ({**other, "title": "Plan"}, [])])
+        assert (clash.conflicts, clash.renamed, clash.imported) == ([plan["id"], other["id"]], {}, [])
+        # The next compression or branch numbers on past the imported titles.
+        assert store.get_session(store.branch(mine))["title"] == "Plan #4"
+        # A long title cut to fit its number starts a lineage of the cut base: numbering goes on there.
+        longer = store.import_sessions([(row(8, long_title), [])])
+        assert longer.renamed == {row(8, None)["id"]: "L" * 97 + " #3"}
 
     def test_bulk_import_is_idempotent_and_keeps_everything(self, store: SessionStore) -> None:
         parent: dict[str, Any] = {

@@ -90,7 +90,12 @@ def test_a_diverged_session_is_reported_and_left_alone(hermes, local, postgres_u
         dst.create_session(session_id=local["all"][3])
         dst.append_message(local["all"][3], {"role": "user", "content": "written on the server"})
     result = hermes("sessions", "migrate", "--to", postgres_url)
-    _one_line_error(result, f"different versions of 1 session(s) ({local['all'][3]})")
+    _one_line_error(
+        result,
+        f"1 session(s) already in the target hold a different number of messages ({local['all'][3]}: "
+        "2 in the source, 1 in the target); delete them there",
+    )
+    assert "12 sessions read, copied 11 sessions, 0 already there, 0 titles renumbered" in result.stdout
     with PostgresSessionStore(postgres_url, pool_size=1) as dst:
         assert [m["content"] for m in dst.get_messages(local["all"][3])] == ["written on the server"]
         assert dst.counts()["sessions"] == 12  # the others were copied

@@ -44,9 +44,11 @@ from hermes.kernel.store.session_store import (
     decode_message,
     message_row,
 )
-from hermes.kernel.store.titles import base_title, escape_like, next_title_among
+from hermes.kernel.store.importing import import_batch
+from hermes.kernel.store.titles import escape_like
 
 from . import schema
+from .importing import PostgresImportTarget, next_numbered_title
 from .search import search as _search
 
 __all__ = ["PostgresSessionStore"]
@@ -416,12 +418,7 @@ class PostgresSessionStore(SessionStore):
             if clean is not None:
                 _check_title_free(conn, clean, child_id)
             elif p_title:
-                base = base_title(p_title)
-                existing = conn.execute(
-                    "SELECT title FROM sessions WHERE title = %s OR title LIKE %s ESCAPE '\\'",
-                    (base, escape_like(base) + " #%"),
-                ).fetchall()
-                new_title = next_title_among(p_title, [r[0] for r in existing])
+                new_title = next_numbered_title(conn, p_title)
             conn.execute(
                 # A session that ended by compression keeps that reason: resume follows it to its child.
                 "UPDATE sessions SET ended_at = coalesce(ended_at, %s), updated_at = %s, "
@@ -616,34 +613,11 @@ class PostgresSessionStore(SessionStore):
     def import_sessions(self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> ImportResult:
         now = time.time()
         prepared = [(dict(session), [_row(session["id"], m, now) for m in messages]) for session, messages in batch]
-        marks = ", ".join(["%s"] * len(SESSION_COLUMNS))
-
-        def write(conn: Any) -> ImportResult:
-            result = ImportResult([], [], [])
-            for session, rows in prepared:
-                sid = session["id"]
-                if conn.execute("SELECT 1 FROM sessions WHERE id = %s", (sid,)).fetchone() is not None:
-                    have = conn.execute("SELECT count(*) FROM messages WHERE session_id = %s", (sid,)).fetchone()[0]
-                    (result.skipped if have == len(rows) else result.conflicts).append(sid)
-                    continue
-                title = session.get("title")
-                if title is not None and conn.execute("SELECT 1 FROM sessions WHERE title = %s", (title,)).fetchone():
-                    result.conflicts.append(sid)
-                    continue
-                values = {**{c: _text(session.get(c)) for c in SESSION_COLUMNS}, "message_count": len(rows)}
-                for column in USAGE_COLUMNS[:-1] + ("tool_call_count",):
-                    values[column] = values[column] or 0
-                conn.execute(f"INSERT INTO sessions ({_SESSION_COLS}) VALUES ({marks})", [values[c] for c in SESSION_COLUMNS])
-                if rows:
-                    with conn.cursor() as cur:
-                        cur.executemany(
-                            f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES})",
-                            [(n, *row) for n, row in enumerate(rows, start=1)],
-                        )
-                result.imported.append(sid)
-            return result
-
-        return self._write(write)
+        insert = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES})"
+        # A title another host took meanwhile fails the unique index: the retry renumbers it.
+        return self._write(
+            lambda conn: import_batch(PostgresImportTarget(conn, insert), prepared, SESSION_COLUMNS, _text), retry_unique=True
+        )
 
 
 # -- helpers on a connection -----------------------------------------------------------

@@ -23,3 +23,11 @@ class TestPostgreSQL(SessionStoreConformance):
         from hermes.plugins.session_stores.postgresql import PostgresSessionStore
 
         return lambda: PostgresSessionStore(postgres_url, pool_size=2)
+
+
+class TestSQLiteWithoutTrigram(SessionStoreConformance):
+    """A SQLite build without the trigram tokenizer: every substring search takes the LIKE scan."""
+
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> Callable[[], SessionStore]:
+        return lambda: SQLiteSessionStore(tmp_path / "state.db", trigram=False)

@@ -40,7 +40,8 @@ def test_copies_every_session_in_batches_with_progress(pair) -> None:  # type: i
     seen: list[tuple[int, int]] = []
     report = copy_sessions(a, b, progress=lambda done, total: seen.append((done, total)), batch_sessions=2)
     assert seen == [(2, 5), (4, 5), (5, 5)]
-    assert report.as_dict() == {"sessions": 5, "messages": 10, "imported": 5, "skipped": 0, "conflicts": [], "missing": [], "ok": True}
+    assert report.as_dict() == {"sessions": 5, "messages": 10, "imported": 5, "skipped": 0, "conflicts": [], "missing": [],
+                                "renumbered": 0, "renamed": {}, "mismatches": {}, "ok": True}  # fmt: skip
     assert [m["content"] for m in b.get_messages(ids[2])] == ["2-0", "2-1", "2-2"]
     assert b.get_session(ids[4])["title"] == "t4"  # type: ignore[index]
 
@@ -68,7 +69,29 @@ def test_a_diverged_target_session_is_a_conflict_never_overwritten(pair) -> None
     b.append_messages(ids[0], [{"role": "user", "content": "only in b"}])
     report = copy_sessions(a, b)
     assert (report.conflicts, report.missing, report.ok) == ([ids[0]], [], False)
+    assert report.mismatches == {ids[0]: (2, 3)} and report.as_dict()["mismatches"] == {ids[0]: [2, 3]}
     assert len(b.get_messages(ids[0])) == 3
+
+
+def test_a_title_taken_in_the_target_is_renumbered_once(pair) -> None:  # type: ignore[no-untyped-def]
+    a, b = pair
+    # Explicit ids: sessions are copied in id order, and that order decides who gets which number.
+    ids = [a.create_session(title=f"t{n}", session_id=f"20990101_000000_00000{n}") for n in range(3)]
+    a.append_messages(ids[0], [{"role": "user", "content": "0-0"}, {"role": "user", "content": "0-1"}])
+    for sid in ids[1:]:
+        a.append_messages(sid, [{"role": "user", "content": "one"}])
+    child = a.compression_child(ids[0], [{"role": "user", "content": "summary"}], child_id="20990101_000000_000009")  # t0 #2
+    theirs = b.create_session(title="t0")
+    b.create_session(title="t2 #5")  # a numbered title of another lineage: numbering goes on past it
+    b.create_session(title="t2")
+    report = copy_sessions(a, b, batch_sessions=2)
+    assert (report.ok, report.imported, report.renumbered, report.conflicts) == (True, 4, 3, [])
+    assert report.renamed == {ids[0]: "t0 #2", ids[2]: "t2 #6", child: "t0 #3"}
+    assert [b.get_session(s)["title"] for s in (*ids, child, theirs)] == ["t0 #2", "t1", "t2 #6", "t0 #3", "t0"]  # type: ignore[index]
+    assert [m["content"] for m in b.get_messages(ids[0])] == ["0-0", "0-1"] and b.counts() == {"sessions": 7, "messages": 5}
+    again = copy_sessions(a, b)
+    assert (again.ok, again.imported, again.skipped, again.renumbered) == (True, 0, 4, 0)
+    assert b.get_session(ids[0])["title"] == "t0 #2" and b.counts() == {"sessions": 7, "messages": 5}  # type: ignore[index]
 
 
 def test_a_session_the_target_lacks_afterwards_is_missing(pair, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

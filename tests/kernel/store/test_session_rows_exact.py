@@ -91,13 +91,14 @@ def test_resume_returns_content_parts_as_stored(store: SessionStore) -> None:
     assert store.resume(sid).messages == [{"role": "user", "content": parts}, {"role": "assistant", "content": "ok"}]
 
 
-def test_import_passes_over_a_taken_title_and_goes_on(store: SessionStore) -> None:
+def test_import_renumbers_a_taken_title_and_goes_on(store: SessionStore) -> None:
+    # A title another session has is not a conflict (the target lacks the session): it gets the next number.
     store.create_session(title="Taken")
     result = store.import_sessions([
         ({"id": "a", "source": "cli", "started_at": 1.0, "title": "Taken"}, []),
         ({"id": "b", "source": "cli", "started_at": 2.0, "title": "Free"}, [{"role": "user", "content": "hi"}]),
         ({"id": "c", "source": "cli", "started_at": 3.0}, []),
     ])  # fmt: skip
-    assert (result.imported, result.skipped, result.conflicts) == (["b", "c"], [], ["a"])
-    assert store.get_session("a") is None
+    assert (result.imported, result.skipped, result.conflicts, result.renamed) == (["a", "b", "c"], [], [], {"a": "Taken #2"})
+    assert store.get_session("a")["title"] == "Taken #2"
     assert (store.get_session("b")["title"], store.get_session("b")["message_count"]) == ("Free", 1)
