@@ -140,6 +140,7 @@ def import_hermes(app_state: Any, path: Path | None, *, quiet: bool) -> dict[str
         target = open_target(app_state, source_path)
         try:
             report = _run(copy_sessions, source, target, quiet=quiet)
+            source.freeze_notes()
             grown = [sid for sid in (*report.conflicts, *report.missing)]
             updated, diverged = refresh_grown(source, target, grown)
             diverged += diverged_alike(source, target, set(grown))
@@ -155,6 +156,7 @@ def import_hermes(app_state: Any, path: Path | None, *, quiet: bool) -> dict[str
             "imported": report.imported,
             "skipped": report.skipped,
             "updated": updated,
+            "renamed": report.renamed,
             "diverged": diverged,
             "sources": source.sources(),
             "notes": source.notes.lines(),
@@ -188,7 +190,8 @@ def hermes_cmd(
         by_source = ", ".join(f"{name} {n}" for name, n in result["sources"].items())
         typer.echo(
             f"imported {result['imported']} sessions from {result['source']} into {result['target']}; "
-            f"{result['skipped']} already there, {len(result['updated'])} brought up to date; "
+            f"{result['skipped']} already there, {len(result['updated'])} brought up to date, "
+            f"{len(result['renamed'])} title(s) renumbered (taken here already); "
             f"{result['sessions']} sessions and {result['messages']} messages in all"
             + (f" ({by_source})" if by_source else "")
         )

@@ -108,6 +108,7 @@ class HermesStateDB:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.notes = ReadNotes()
+        self._noting = True  # notes are taken on the first read of each row only
         if not self.path.is_file():
             raise HermesError(f"no Hermes Agent state.db at {self.path}; give the path of one (hermes import hermes PATH)")
         try:
@@ -128,7 +129,7 @@ class HermesStateDB:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError:
-            self.notes.undecodable_text += 1
+            self.notes.undecodable_text += self._noting
             return raw.decode("utf-8", "replace")
 
     def _inspect(self) -> None:
@@ -185,6 +186,10 @@ class HermesStateDB:
         return _Tx()
 
     # -- the reading half of the store contract ----------------------------------
+
+    def freeze_notes(self) -> None:
+        """Every row has been read once: later reads (checks after the copy) add no notes."""
+        self._noting = False
 
     def describe(self) -> str:
         return f"Hermes Agent state.db {self.path.resolve()} (schema version {self.schema_version})"
@@ -271,7 +276,8 @@ class HermesStateDB:
     def _session(self, row: dict[str, Any], columns: set[str]) -> dict[str, Any]:
         parent = row.get("parent_session_id")
         if parent and parent not in self._known:
-            self.notes.orphans.append(row["id"])
+            if self._noting:
+                self.notes.orphans.append(row["id"])
             parent = None
         status = row.get("cost_status")
         cost = row.get("estimated_cost_usd")
@@ -320,7 +326,7 @@ class HermesStateDB:
                 calls = None
             if calls is not None and not isinstance(calls, list):
                 calls = None
-            if calls is None:
+            if calls is None and self._noting:
                 self.notes.invalid_tool_calls.append(m["id"])
         elif not calls:
             calls = None

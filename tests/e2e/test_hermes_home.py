@@ -396,3 +396,18 @@ def test_doctor_describes_the_shared_home_and_fix_imports_without_touching_herme
     assert report["database"]["sessions"] == 6
     assert _tree(home) == before  # --fix changed nothing of Hermes Agent's
     assert hermes("sessions", "list").returncode == 0
+
+
+def test_the_import_goes_to_the_configured_store_on_either_backend(hermes, hermes_home: Path, store_backend) -> None:
+    home = hermes_home_of(LATEST, hermes_home)
+    before = digest(home / "state.db")
+    result = hermes("import", "hermes", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["imported"] == 6 and report["target"].startswith(store_backend.name)
+    listed = {s["id"]: s for s in json.loads(hermes("sessions", "list", "--json").stdout)}
+    assert listed[TIP]["parent_session_id"] == MID and listed[ROOT]["title"] == "Refactor the parser"
+    assert [h["session_id"] for h in json.loads(hermes("sessions", "search", "quuxnested", "--json").stdout)] == [ROOT]
+    assert json.loads(hermes("usage", "--json").stdout)["tokens"]["input_tokens"] == 1750
+    assert json.loads(hermes("import", "hermes", "--json").stdout)["imported"] == 0
+    assert digest(home / "state.db") == before
