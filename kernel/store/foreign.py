@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import HermesError
+from ..home import active_home
 from .schema import MIGRATION_SET
 
 __all__ = ["ForeignStoreError", "foreign_schema", "refuse_foreign"]
@@ -27,12 +28,20 @@ class ForeignStoreError(HermesError):
 
     def __init__(self, path: Path, kind: str) -> None:
         self.path, self.kind = path, kind
+        command = "hermes import hermes" + ("" if _is_home_state_db(path) else f" {path}")
         super().__init__(
-            f"{path} was written by {kind}, not hermes-kernel; run `hermes import hermes` to copy its history "
+            f"{path} was written by {kind}, not hermes-kernel; run `{command}` to copy its history "
             "into hermes-kernel's own store (the file itself is never changed)"
             if kind.startswith("Hermes Agent")
             else f"{path} holds {kind}, not a hermes-kernel store; point store.url at another file"
         )
+
+
+def _is_home_state_db(path: Path) -> bool:
+    try:
+        return Path(path).resolve() == active_home().shared_state_db.resolve()
+    except Exception:  # noqa: BLE001 - no home resolved: name the path, which is always right
+        return False
 
 
 def foreign_schema(conn: sqlite3.Connection) -> str | None:

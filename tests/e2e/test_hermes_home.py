@@ -116,6 +116,10 @@ def test_every_release_home_is_refused_in_one_line_then_imported_whole(version: 
         line = one_line(result)
         assert "written by Hermes Agent" in line and f"schema version {RELEASES[version]}" in line
         assert "`hermes import hermes`" in line
+    copy = hermes_home.parent / "elsewhere.db"
+    copy.write_bytes((home / "state.db").read_bytes())
+    migrated = hermes("sessions", "migrate", "--from", str(copy), "--to", str(hermes_home.parent / "out.db"))
+    assert migrated.returncode == 2 and f"`hermes import hermes {copy}`" in one_line(migrated)
     with sqlite3.connect(home / "state.db") as conn:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     assert "_sqlite_migrations" not in tables
