@@ -41,6 +41,7 @@ __all__ = [
     "decode_error",
     "hermes_translation",
     "is_foreign",
+    "leaves",
 ]
 
 # Every key, its type, range and description live in config_schema.SCHEMA.
@@ -242,17 +243,17 @@ def _env_overrides(
         checked = schema.validate(single, where=f"environment {name}: ", hint=False)
         _deep_merge(overrides, checked)
         if origins is not None:
-            for leaf in _leaves(checked):
+            for leaf in leaves(checked):
                 origins[leaf] = f"{env_origin(name)} ({name})"
     return overrides
 
 
-def _leaves(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+def leaves(data: Mapping[str, Any], prefix: str = "") -> list[str]:
     """Dotted keys of the values in ``data`` (a mapping with entries is walked, anything else is a leaf)."""
     found: list[str] = []
     for name, value in data.items():
         key = f"{prefix}{name}"
-        found += _leaves(value, key + ".") if isinstance(value, Mapping) and value else [key]
+        found += leaves(value, key + ".") if isinstance(value, Mapping) and value else [key]
     return found
 
 
@@ -330,7 +331,9 @@ def load_config(
     origins: dict[str, str] = {}
     checked = schema.validate(raw, where=f"{path}: ")
     _deep_merge(data, checked)
-    for leaf in _leaves(checked):
+    for leaf in leaves(checked):
+        if leaf == "config_version" and translation is not None and leaf not in translation.data:
+            continue  # stamped by the in-memory upgrade, not written in the file
         via = _hermes_origin(translation, leaf)
         origins[leaf] = f"config.yaml via the Hermes Agent key {via}" if via else "config.yaml"
     for line in translation.problems if translation else ():
@@ -341,7 +344,7 @@ def load_config(
     for key, value in (overrides or {}).items():
         if value is not None:
             _set_dotted(data, key, value)
-            for leaf in _leaves({key: value}) if not isinstance(value, Mapping) else _leaves(value, key + "."):
+            for leaf in leaves({key: value}) if not isinstance(value, Mapping) else leaves(value, key + "."):
                 origins[leaf] = "CLI flag"
     return Config(data, home.config_path, origins=origins, hermes=translation)
 
@@ -359,12 +362,25 @@ def _hermes_origin(translation: Translation | None, leaf: str) -> str | None:
 
 
 def set_config_value(path: Path, key: str, value: Any) -> None:
-    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically."""
+    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically.
+
+    A file shared with Hermes Agent (keys outside the kernel's schema) is
+    edited in place: only that key's line changes, every other byte, comment
+    and Hermes Agent key stays, and no config_version is stamped.
+    """
     import yaml
 
     from .config_migrations import migrate_file
 
     data = read_config_file(path)
+    if data and is_foreign(data, ConfigSchema.build()):
+        import stat
+
+        from hermes.compat.hermes.config_edit import set_in_text  # deferred: only shared files need it
+
+        text = _read_text(path) or ""
+        atomic_write(path, set_in_text(text, key, value), mode=stat.S_IMODE(path.stat().st_mode))
+        return
     data = migrate_file(path, data)[0] if path.exists() else {"config_version": CONFIG_VERSION}
     _set_dotted(data, key, value)
     atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
