@@ -441,7 +441,8 @@ def _walk(node: Mapping[str, Any], prefix: str, schema: Any, data: dict[str, Any
             else:
                 hermes_values[target] = (key, value)
         elif spec is not None and not (spec.type == "map" and isinstance(value, Mapping)):
-            if rule is None and hermes_reason(key) and _bad(spec, value):  # `plugins.enabled: [..]` is not the kernel's plugins.* map
+            # `plugins.enabled: [..]` is Hermes Agent's list, not an entry of the kernel's plugins.* map.
+            if rule is None and hermes_reason(key) and _bad(spec, value):
                 _drop(data, key)
                 out.unused[key] = hermes_reason(key) or ""
         elif isinstance(value, Mapping) and (spec is not None or schema.is_section(key) or _has_rule_below(key)):
@@ -550,6 +551,5 @@ def render_markdown() -> str:
     for rule in MAPPED:
         lines.append(f"| `{rule.hermes}` | `{rule.kernel}` | {rule.note} |")
     for key, reason in UNUSED.items():
-        shown = f"`{key}`" if "." in key or key.startswith("_") else f"`{key}` (whole section)"
-        lines.append(f"| {shown} | not used | {reason} |")
+        lines.append(f"| `{key}` | not used | {reason} |")  # an entry covers every key below it
     return "\n".join(lines) + "\n"

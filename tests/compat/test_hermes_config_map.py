@@ -193,3 +193,46 @@ def test_set_config_value_on_a_hermes_file_keeps_every_other_byte(home: HermesHo
     set_config_value(home.config_path, "agent.max_iterations", 12)
     assert home.config_path.read_text() == text + "agent:\n  max_iterations: 12\n"
     assert home.config_path.stat().st_mode & 0o777 == 0o644  # Hermes Agent's file mode stays
+
+
+# Keys of Hermes Agent's cli-config.yaml.example (set or shown commented out) that DEFAULT_CONFIG lacks.
+EXAMPLE_KEYS = (
+    "database.journal_mode", "database.synchronous", "runtime.nofile_soft_limit", "attachments.storage",
+    "plugins.clone_timeout_seconds", "model.default", "model.provider", "model.base_url", "model.api_key",
+    "model.streaming", "model.context_length", "model.ollama_num_ctx", "model.default_headers", "model.auth_mode",
+    "providers.my-proxy.base_url", "timeouts.tools.concurrent_batch", "provider_routing.sort", "openrouter.response_cache",
+    "worktree", "worktree_sync", "kanban.review_dispatch", "cron.catch_up_missed", "terminal.lifetime_seconds",
+    "security.approval.transport", "security.protected_instruction_files", "lsp.trusted_workspaces",
+    "browser.inactivity_timeout", "tool_loop_guardrails.warn_after.exact_failure", "compression.checkpoint_required",
+    "compression.progress_notices", "compression.model_thresholds", "compression.max_attempts",
+    "compression.idle_compact_after_seconds", "compression.proactive_prune_tokens", "tool_budget.mcp_result_size_chars",
+    "prompt_caching.cache_ttl", "auxiliary.vision.provider", "auxiliary.title_generation.max_concurrency",
+    "auxiliary.compression.no_progress_timeout", "auxiliary.background_review.enabled", "memory.nudge_interval",
+    "max_concurrent_sessions", "group_sessions_per_user", "sessions.min_vacuum_interval_days", "gateway.room_link_url",
+    "dashboard.startup_orphan_sweep", "streaming.enabled", "skills.creation_nudge_interval", "agent.max_turns",
+    "agent.verbose", "agent.reasoning_effort", "agent.fast_auto_seconds", "agent.personalities", "agent.build_wait_timeout",
+    "platform_toolsets.cli", "platform_toolsets.telegram", "platforms.telegram.reply_to_mode", "discord.require_mention",
+    "mcp_servers.time.command", "mcp_servers.time.args", "mcp_servers.github.env", "mcp_servers.notion.url",
+    "mcp_servers.analysis.sampling", "tts.provider", "stt.enabled", "stt.local.model", "wake_word.enabled",
+    "image_gen.provider", "human_delay.mode", "code_execution.timeout", "delegation.max_iterations",
+    "delegation.fallback_providers", "honcho", "display.compact", "display.skin", "model_aliases.opus.model",
+    "privacy.redact_pii", "hooks.pre_tool_call", "hooks_auto_accept", "telemetry.shared_metrics.enabled",
+    "auth.adopt_external_logins", "updates.check", "secrets.bitwarden.enabled", "_config_version",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("key", EXAMPLE_KEYS)
+def test_every_key_of_hermes_agents_example_config_is_mapped_or_listed(key: str) -> None:
+    from hermes.compat.hermes.config_map import is_hermes_key
+
+    assert is_hermes_key(key) or SCHEMA.find(key) is not None, key
+
+
+def test_help_with_a_hermes_config_imports_nothing_heavy(home: HermesHome) -> None:
+    write(home, "model:\n  default: m\n  provider: auto\ndisplay:\n  skin: mono\nplugins:\n  enabled: [a]\n")
+    heavy = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn", "mcp", "psycopg")
+    probe = ("import json, sys\nfrom hermes.kernel.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n"
+             f"    pass\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert "Usage: hermes" in out.stdout, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
