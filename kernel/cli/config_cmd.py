@@ -54,7 +54,10 @@ def get(
     except ConfigError as exc:
         if "no config key" not in str(exc):
             raise
-        raise ConfigError(f"no config key {key!r}{ConfigSchema.build().suggest(key)}; see `hermes config schema`") from None
+        target = _hermes_target(key)
+        if target is None:
+            raise ConfigError(f"no config key {key!r}{ConfigSchema.build().suggest(key)}; see `hermes config schema`") from None
+        key, value = target, app_state.config.get(target)  # a mapped Hermes Agent key: the value it feeds
     typer.echo(_render(mask_secrets(value, key), as_json))
 
 
@@ -139,6 +142,13 @@ def set_(
         print_json({"key": key, "value": mask_secrets(parsed, key), "file": str(home.config_path)})
         return
     typer.echo(f"{key} = {_render(mask_secrets(parsed, key), True)} saved in {home.config_path}")
+
+
+def _hermes_target(key: str) -> str | None:
+    """The kernel key a mapped Hermes Agent key feeds, or None (imports the mapping only for unknown keys)."""
+    from hermes.compat.hermes.config_map import kernel_key_for
+
+    return kernel_key_for(key)
 
 
 def _hermes_spec(schema: ConfigSchema, key: str) -> ConfigKey | None:

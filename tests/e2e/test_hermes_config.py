@@ -251,6 +251,7 @@ def test_a_hermes_key_of_the_wrong_type_is_one_line_and_the_rest_applies(hermes_
     fixed = run("config", "set", "agent.max_turns", "40")  # the Hermes key, checked as agent.max_iterations
     assert fixed.returncode == 0, fixed.stderr
     assert origins()["agent.max_iterations"]["value"] == 40
+    assert run("config", "get", "agent.max_turns").stdout == "40\n"  # read back by its Hermes Agent name too
     bad = one_line_error(run("config", "set", "agent.max_turns", "many"))
     assert "agent.max_turns: 'many' is not allowed" in bad
 
