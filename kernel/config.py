@@ -118,7 +118,9 @@ class Config:
         self.path = path
         self.origins: dict[str, str] = origins or {}
         self.hermes = hermes
-        self.deferred: dict[str, str] = dict(hermes.deferred) if hermes is not None else {}
+        # A value set again by .env, the environment or a flag is usable whatever the file said.
+        deferred = hermes.deferred if hermes is not None else {}
+        self.deferred = {k: v for k, v in deferred.items() if self.origin(k).startswith("config.yaml")}
 
     def origin(self, key: str) -> str:
         """Where the value of leaf ``key`` came from; ``default`` when nothing set it."""

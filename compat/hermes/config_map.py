@@ -53,10 +53,6 @@ _FOREIGN_TOOLSETS = {"web", "search", "x_search", "vision", "video", "image_gen"
                      "skills_hub", "messaging", "send_message"}  # fmt: skip
 
 
-class Unmappable(ValueError):
-    """A Hermes Agent value the kernel cannot use; the message says why in a few words."""
-
-
 @dataclass(frozen=True)
 class Rule:
     """One mapped key: Hermes Agent's dotted name, the kernel key it feeds, and the value conversion."""

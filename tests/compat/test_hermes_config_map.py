@@ -106,6 +106,13 @@ def test_provider_auto_with_nothing_found_fails_only_where_the_provider_is_neede
         config.get("model.provider")
 
 
+def test_provider_auto_set_again_by_the_environment_is_not_an_error(home: HermesHome) -> None:
+    write(home, "model:\n  provider: auto\n")
+    config = load_config(home, environ={"HERMES_MODEL__PROVIDER": "anthropic"})
+    assert config.get("model.provider") == "anthropic"
+    assert config.origin("model.provider") == "environment (HERMES_MODEL__PROVIDER)"
+
+
 def test_a_bad_hermes_value_is_one_line_and_the_kernel_default_stays(home: HermesHome) -> None:
     write(home, "agent:\n  max_turns: lots\nmemory:\n  memory_char_limit: 3000\n")
     config = load_config(home, environ={})
