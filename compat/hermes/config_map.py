@@ -132,7 +132,7 @@ MAPPED: tuple[Rule, ...] = (
     Rule("model.provider", "model.provider", _provider,
          "auto is resolved from the keys present; custom, openrouter and local servers use the openai plugin"),
     Rule("model.base_url", "model.base_url", _empty_is_null, "wins over OPENAI_BASE_URL, as in Hermes Agent"),
-    Rule("model.api_key", "credentials.*", note="becomes the provider's key in credentials.<provider>"),
+    Rule("model.api_key", "credentials.*", note="becomes the key in credentials.PROVIDER (the openai plugin for auto)"),
     Rule("model.context_length", "model.context_length"),
     Rule("agent.max_turns", "agent.max_iterations"),
     Rule("agent.api_max_retries", "retries.max_attempts"),
@@ -543,7 +543,8 @@ def _resolve_provider(raw: Mapping[str, Any], out: Translation, env: Mapping[str
 
 def render_markdown() -> str:
     """docs/hermes-agent-config.md's key table: each Hermes Agent key, its kernel key or why it is not used."""
-    lines = ["| Hermes Agent key | hermes-kernel key | note |", "|---|---|---|"]
+    lines = ["| Hermes Agent key | hermes-kernel key | note |", "|---|---|---|",
+             "| `model` (a name, not a section) | `model.name` | Hermes Agent's short form `model: NAME` |"]
     for rule in MAPPED:
         lines.append(f"| `{rule.hermes}` | `{rule.kernel}` | {rule.note} |")
     for key, reason in UNUSED.items():
