@@ -105,16 +105,17 @@ def set_in_text(text: str, key: str, value: Any) -> str:
             lines[index:end] = [f"{' ' * indent}{match.group('name')}: {_flow(value)}{tail}\n"]
             break
         if rest.strip() and not rest.strip().startswith("#"):
-            raise ConfigError(
-                f"cannot set {key}: {'.'.join(parts[:depth + 1])} is not a section in config.yaml; "
-                "edit the file by hand"
-            )
+            # A value where a section is asked for: it becomes that section, as `config set` does anywhere.
+            lines[index:end] = [f"{' ' * indent}{match.group('name')}:\n", *_new_lines(parts[depth + 1:], value, indent + 2)]
+            break
         lo, hi, parent_indent = index + 1, end, indent
     result = "".join(lines)
     expected = copy.deepcopy(before)
     node = expected
     for part in parts[:-1]:
-        node = node.setdefault(part, {})
+        if not isinstance(node.get(part), dict):
+            node[part] = {}
+        node = node[part]
     node[parts[-1]] = value
     try:
         after = yaml.safe_load(result)
@@ -146,6 +147,6 @@ def _child_indent(lines: list[str], lo: int, hi: int, parent_indent: int) -> int
 def _new_lines(parts: list[str], value: Any, indent: int) -> list[str]:
     out = []
     for depth, part in enumerate(parts[:-1]):
-        out.append(f"{' ' * (indent + 2 * depth)}{part}:\n")
-    out.append(f"{' ' * (indent + 2 * (len(parts) - 1))}{parts[-1]}: {_flow(value)}\n")
+        out.append(f"{' ' * (indent + 2 * depth)}{_flow(part)}:\n")  # quoted when YAML would read `on` as true
+    out.append(f"{' ' * (indent + 2 * (len(parts) - 1))}{_flow(parts[-1])}: {_flow(value)}\n")
     return out

@@ -243,3 +243,33 @@ def test_help_with_a_hermes_config_imports_nothing_heavy(home: HermesHome) -> No
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert "Usage: hermes" in out.stdout, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_SEGMENT = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
+_VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(), st.none(), st.floats(allow_nan=False, allow_infinity=False),
+                   st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=20),
+                   st.lists(st.integers(), max_size=3))  # fmt: skip
+_HERMES_TEXT = "# Hermes Agent\nmodel:\n  default: m  # note\n  provider: auto\n\n# tail\n_config_version: 33\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(assignments=st.lists(st.tuples(st.lists(_SEGMENT, min_size=1, max_size=3), _VALUE), min_size=1, max_size=5))
+def test_set_in_text_sets_exactly_what_was_asked(assignments: list[tuple[list[str], object]]) -> None:
+    text = _HERMES_TEXT
+    for parts, value in assignments:
+        key = ".".join(parts)
+        try:
+            changed = set_in_text(text, key, value)
+        except ConfigError:
+            continue  # refused: nothing changes (the file is left as it was)
+        data = yaml.safe_load(changed)
+        node = data
+        for part in parts:
+            node = node[part]
+        assert node == value
+        if parts[0] not in ("model", "_config_version"):
+            assert changed.startswith(_HERMES_TEXT.split("\n# tail")[0])  # Hermes Agent's lines stay as they were
+        text = changed

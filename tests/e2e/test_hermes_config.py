@@ -138,6 +138,11 @@ def test_a_config_hermes_agent_wrote_is_applied_and_never_rewritten(
     assert requests[0].api_key == SECRET
     assert SECRET not in chat.stdout + chat.stderr + doctor.stdout
 
+    memory = run("memory", "status", "--json", env=env)
+    assert memory.returncode == 0, memory.stderr
+    files = json.loads(memory.stdout)["providers"][0]["files"]
+    assert (files["memory"]["limit"], files["user"]["limit"]) == (3333, 1375)  # memory.memory_char_limit applied
+
     assert (hermes_home / "config.yaml").read_text() == text  # reading never writes
     assert sorted(p.name for p in hermes_home.glob("config.yaml*")) == ["config.yaml"]
     assert run("config", "get", "model.name", env=env).stdout.strip() == "users-model"  # the next command works
