@@ -11,15 +11,21 @@ names without dots (``OPENAI_API_KEY``) are environment settings and live in
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config_schema import CONFIG_VERSION, SCHEMA, ConfigSchema, defaults_from
 from .errors import ConfigError
 from .home import HermesHome, atomic_write
+
+if TYPE_CHECKING:
+    from hermes.compat.hermes.config_map import Translation
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULTS",
@@ -33,6 +39,9 @@ __all__ = [
     "set_config_value",
     "set_dotenv_value",
     "decode_error",
+    "hermes_translation",
+    "is_foreign",
+    "leaves",
 ]
 
 # Every key, its type, range and description live in config_schema.SCHEMA.
@@ -87,14 +96,43 @@ def _set_dotted(data: dict[str, Any], key: str, value: Any) -> None:
 
 
 class Config:
-    """The merged configuration of one profile, read with dotted keys."""
+    """The merged configuration of one profile, read with dotted keys.
 
-    def __init__(self, data: dict[str, Any], path: Path | None = None) -> None:
+    ``origins`` maps each leaf key to where its value came from (``default``,
+    ``config.yaml``, ``config.yaml via the Hermes Agent key X``, ``.env``,
+    ``environment``, ``CLI flag``). ``hermes`` is the Hermes Agent translation
+    of the file (None for a pure kernel config). ``deferred`` holds keys whose
+    value cannot be used (``model.provider: auto`` with no key found): reading
+    one without a default raises its one-line error.
+    """
+
+    def __init__(
+        self,
+        data: dict[str, Any],
+        path: Path | None = None,
+        *,
+        origins: dict[str, str] | None = None,
+        hermes: Translation | None = None,
+    ) -> None:
         self._data = data
         self.path = path
+        self.origins: dict[str, str] = origins or {}
+        self.hermes = hermes
+        # A value set again by .env, the environment or a flag is usable whatever the file said.
+        deferred = hermes.deferred if hermes is not None else {}
+        self.deferred = {k: v for k, v in deferred.items() if self.origin(k).startswith("config.yaml")}
+
+    def origin(self, key: str) -> str:
+        """Where the value of leaf ``key`` came from; ``default`` when nothing set it."""
+        return self.origins.get(key, "default")
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
         """Value at dotted ``key``; ``default`` if given, else ConfigError when absent."""
+        if key in self.deferred:
+            # Optional readers (doctor's key check) get their default; the model client gets the reason.
+            if default is not _MISSING:
+                return default
+            raise ConfigError(self.deferred[key])
         node: Any = self._data
         for part in _split_key(key):
             if not isinstance(node, Mapping) or part not in node:
@@ -191,9 +229,12 @@ def apply_dotenv(path: Path, environ: os._Environ[str] | dict[str, str] | None =
         env.setdefault(key, value)
 
 
-def _env_overrides(environ: Mapping[str, str], schema: ConfigSchema) -> dict[str, Any]:
+def _env_overrides(
+    environ: Mapping[str, str], schema: ConfigSchema, origins: dict[str, str] | None = None,
+    env_origin: Callable[[str], str] = lambda name: "environment",
+) -> dict[str, Any]:
     overrides: dict[str, Any] = {}
-    for name, raw in environ.items():
+    for name, raw in sorted(environ.items()):
         if not name.startswith("HERMES_") or name in _RESERVED_ENV:
             continue
         parts = name[len("HERMES_") :].lower().split("__")
@@ -201,8 +242,59 @@ def _env_overrides(environ: Mapping[str, str], schema: ConfigSchema) -> dict[str
             continue
         single: dict[str, Any] = {}
         _set_dotted(single, ".".join(parts), parse_value(raw))
-        _deep_merge(overrides, schema.validate(single, where=f"environment {name}: ", hint=False))
+        checked = schema.validate(single, where=f"environment {name}: ", hint=False)
+        _deep_merge(overrides, checked)
+        if origins is not None:
+            for leaf in leaves(checked):
+                origins[leaf] = f"{env_origin(name)} ({name})"
     return overrides
+
+
+def leaves(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted keys of the values in ``data`` (a mapping with entries is walked, anything else is a leaf)."""
+    found: list[str] = []
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        found += leaves(value, key + ".") if isinstance(value, Mapping) and value else [key]
+    return found
+
+
+def is_foreign(raw: Mapping[str, Any], schema: ConfigSchema) -> bool:
+    """True when a config.yaml mapping holds something the kernel's schema alone cannot read.
+
+    Keys outside the schema, values it refuses (Hermes Agent's ``plugins.enabled``
+    list), a bare ``model: NAME`` or ``model.provider: auto``. Only then is the
+    Hermes Agent translation imported, so a pure kernel config never loads it.
+    """
+    model = raw.get("model")
+    if "model" in raw and (not isinstance(model, Mapping) or model.get("provider") == "auto"):
+        return True
+    if schema.unknown(raw):
+        return True
+    try:
+        schema.validate(raw)
+    except ConfigError:
+        return True
+    return False
+
+
+_warned: set[str] = set()
+
+
+def hermes_translation(
+    raw: Mapping[str, Any],
+    schema: ConfigSchema,
+    *,
+    environ: Mapping[str, str] | None = None,
+    env_origin: Callable[[str], str] | None = None,
+    where: str = "config.yaml",
+) -> Translation | None:
+    """The Hermes Agent translation of ``raw`` (see compat/hermes/config_map.py), None for a pure kernel file."""
+    if not is_foreign(raw, schema):
+        return None
+    from hermes.compat.hermes.config_map import translate  # deferred: only files with foreign keys need it
+
+    return translate(raw, schema, environ=environ, env_origin=env_origin, where=where)
 
 
 def load_config(
@@ -219,29 +311,78 @@ def load_config(
     layout version first) and the environment are checked against the schema;
     a bad value is one ConfigError naming where it came from and the key.
     """
-    env: dict[str, str] = dict(read_dotenv(home.env_path))
-    env.update(os.environ if environ is None else environ)
+    dotenv = read_dotenv(home.env_path)
+    real = os.environ if environ is None else environ
+    env: dict[str, str] = {**dotenv, **real}
+
+    def env_origin(name: str) -> str:
+        # .env is exported into the process before the config loads, so the same value means .env.
+        return ".env" if name in dotenv and real.get(name, dotenv[name]) == dotenv[name] else "environment"
+
     schema = schema or ConfigSchema.build()
     data = copy.deepcopy(DEFAULTS)
     from .config_migrations import migrate_file
 
     path = home.config_path
-    raw, _ = migrate_file(path, read_config_file(path)) if path.exists() else ({}, None)
-    _deep_merge(data, schema.validate(raw, where=f"{path}: "))
-    _deep_merge(data, _env_overrides(env, schema))
+    exists = path.exists()
+    raw = read_config_file(path) if exists else {}
+    translation = hermes_translation(raw, schema, environ=env, env_origin=env_origin, where=str(path)) if raw else None
+    if exists:
+        # A file Hermes Agent shares is upgraded in memory only: reading never rewrites it.
+        raw = migrate_file(path, translation.data if translation else raw, write=translation is None)[0]
+    origins: dict[str, str] = {}
+    checked = schema.validate(raw, where=f"{path}: ")
+    _deep_merge(data, checked)
+    for leaf in leaves(checked):
+        if leaf == "config_version" and translation is not None and leaf not in translation.data:
+            continue  # stamped by the in-memory upgrade, not written in the file
+        via = _hermes_origin(translation, leaf)
+        origins[leaf] = f"config.yaml via the Hermes Agent key {via}" if via else "config.yaml"
+    for line in translation.problems if translation else ():
+        if line not in _warned:  # once per process, not once per profile load
+            _warned.add(line)
+            log.warning("%s", line)
+    _deep_merge(data, _env_overrides(env, schema, origins, env_origin))
     for key, value in (overrides or {}).items():
         if value is not None:
             _set_dotted(data, key, value)
-    return Config(data, home.config_path)
+            for leaf in leaves({key: value}) if not isinstance(value, Mapping) else leaves(value, key + "."):
+                origins[leaf] = "CLI flag"
+    return Config(data, home.config_path, origins=origins, hermes=translation)
+
+
+def _hermes_origin(translation: Translation | None, leaf: str) -> str | None:
+    """The Hermes Agent key (and note) that set ``leaf``, if one did."""
+    if translation is None:
+        return None
+    parts = leaf.split(".")
+    for cut in range(len(parts), 0, -1):
+        via = translation.origins.get(".".join(parts[:cut]))
+        if via:
+            return via
+    return None
 
 
 def set_config_value(path: Path, key: str, value: Any) -> None:
-    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically."""
+    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically.
+
+    A file shared with Hermes Agent (keys outside the kernel's schema) is
+    edited in place: only that key's line changes, every other byte, comment
+    and Hermes Agent key stays, and no config_version is stamped.
+    """
     import yaml
 
     from .config_migrations import migrate_file
 
     data = read_config_file(path)
+    if data and is_foreign(data, ConfigSchema.build()):
+        import stat
+
+        from hermes.compat.hermes.config_edit import set_in_text  # deferred: only shared files need it
+
+        text = _read_text(path) or ""
+        atomic_write(path, set_in_text(text, key, value), mode=stat.S_IMODE(path.stat().st_mode))
+        return
     data = migrate_file(path, data)[0] if path.exists() else {"config_version": CONFIG_VERSION}
     _set_dotted(data, key, value)
     atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))

@@ -7,6 +7,7 @@ provider in :class:`HermesProviderAdapter`. :class:`MemoryProvider` is the
 Hermes contract a provider subclasses (imported as ``agent.memory_provider``).
 """
 
+from . import config_map  # stdlib only: Hermes Agent's config.yaml keys (imported by the kernel when a file needs it)
 from .adapter import HermesProviderAdapter, load_folder_provider
 from .loader import import_provider, read_manifest
 from .memory_provider import MemoryProvider
@@ -17,6 +18,7 @@ __all__ = [
     "HermesProviderAdapter",
     "MemoryProvider",
     "ProviderScope",
+    "config_map",
     "import_provider",
     "load_folder_provider",
     "read_manifest",

@@ -54,7 +54,10 @@ def get(
     except ConfigError as exc:
         if "no config key" not in str(exc):
             raise
-        raise ConfigError(f"no config key {key!r}{ConfigSchema.build().suggest(key)}; see `hermes config schema`") from None
+        target = _hermes_target(key)
+        if target is None:
+            raise ConfigError(f"no config key {key!r}{ConfigSchema.build().suggest(key)}; see `hermes config schema`") from None
+        key, value = target, app_state.config.get(target)  # a mapped Hermes Agent key: the value it feeds
     typer.echo(_render(mask_secrets(value, key), as_json))
 
 
@@ -111,7 +114,10 @@ def set_(
     if not key or any(not part for part in key.split(".")):
         raise ConfigError(f"invalid config key {key!r}: use dotted names like model.provider")
     schema = _schema(ctx)
-    spec = schema.lookup(key)
+    try:
+        spec = schema.lookup(key)
+    except ConfigError:
+        spec = _hermes_spec(schema, key)  # a Hermes Agent key is set as it is, checked as its kernel key
     if spec is not None:
         parsed = _checked(ctx, schema, key, spec, value)
     else:
@@ -138,14 +144,59 @@ def set_(
     typer.echo(f"{key} = {_render(mask_secrets(parsed, key), True)} saved in {home.config_path}")
 
 
+def _hermes_target(key: str) -> str | None:
+    """The kernel key a mapped Hermes Agent key feeds, or None (imports the mapping only for unknown keys)."""
+    from hermes.compat.hermes.config_map import kernel_key_for
+
+    return kernel_key_for(key)
+
+
+def _hermes_spec(schema: ConfigSchema, key: str) -> ConfigKey | None:
+    """The kernel entry that checks Hermes Agent key ``key`` (None: any value); unknown keys raise as before."""
+    from hermes.compat.hermes.config_map import is_hermes_key, kernel_key_for  # deferred: unknown keys only
+
+    if not is_hermes_key(key):
+        schema.lookup(key)  # raises the unknown-key error with its suggestion
+    target = kernel_key_for(key)
+    return schema.find(target) if target else None
+
+
 @app.command("show")
-def show(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """Print the merged configuration (defaults, file, environment), secrets masked."""
-    data = mask_secrets(state(ctx).config.as_dict())
+def show(
+    ctx: typer.Context,
+    as_json: JsonFlag = False,
+    origin: Annotated[bool, typer.Option("--origin", help="Say where each value came from.")] = False,
+) -> None:
+    """Print the merged configuration (defaults, file, environment), secrets masked.
+
+    With --origin each key is one line: its value and where it came from
+    (default, config.yaml, config.yaml via the Hermes Agent key X, .env,
+    environment, CLI flag).
+    """
+    config = state(ctx).config
+    data = mask_secrets(config.as_dict())
+    if not origin:
+        print_json(data) if as_json else typer.echo(_render(data, False))
+        return
+    from ..config import leaves
+
+    rows = []
+    for key in leaves(data):
+        where = config.origin(key)
+        if key in config.deferred:
+            where += "; not usable yet, see `hermes doctor`"
+        rows.append({"key": key, "value": _at(data, key), "origin": where})
     if as_json:
-        print_json(data)
-    else:
-        typer.echo(_render(data, False))
+        print_json(rows)
+        return
+    for row in rows:
+        typer.echo(f"{row['key']} = {_render(row['value'], True)}  [{row['origin']}]")
+
+
+def _at(data: Any, key: str) -> Any:
+    for part in key.split("."):
+        data = data[part]
+    return data
 
 
 @app.command("path")
@@ -190,6 +241,13 @@ def migrate(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     path = state(ctx).home.config_path
     data = read_config_file(path)
     _, start = migrate_data(data, path)
+    if state(ctx).config.hermes is not None:
+        # Hermes Agent reads this file too: it is upgraded in memory on every load, never rewritten.
+        if as_json:
+            print_json({"path": str(path), "from_version": start, "version": CONFIG_VERSION, "backup": None})
+        else:
+            typer.echo(f"{path} is shared with Hermes Agent: it is read as it is and never rewritten")
+        return
     backup = None
     if path.exists() and start < CONFIG_VERSION:
         _, backup = migrate_file(path, data)

@@ -38,6 +38,7 @@ class Finding:
     text: str
     repair: Callable[[], str] | None = None
     fixed: str | None = None
+    note: bool = False  # information only (Hermes Agent keys the kernel does not use): not a problem
 
     def line(self) -> str:
         return f"{self.area}: {self.text}"
@@ -93,7 +94,7 @@ def doctor(
             db = check_database(home.state_db) if home.state_db != home.shared_state_db or shared_with is None else db
         if hermes_agent is not None and any(f.fixed for f in findings if f.area == "hermes agent"):
             hermes_agent, _ = home_findings(app_state)
-    left = [f for f in findings if not f.fixed]
+    left = [f for f in findings if not f.fixed and not f.note]
     report: dict[str, Any] = {
         "version": __version__,
         "python": platform.python_version(),
@@ -109,6 +110,7 @@ def doctor(
         "hermes_agent": hermes_agent,
         "store": store,
         "fixed": [f"{f.line()} -> {f.fixed}" for f in findings if f.fixed],
+        "notes": [f.line() for f in findings if f.note],
         "problems": [f.line() + ("" if f.repair is None or fix else " (`hermes doctor --fix` repairs it)") for f in left],
         "ok": not left,
     }
@@ -160,6 +162,11 @@ def _store_checks(app_state: Any) -> list[dict[str, Any]]:
 
 
 def _config_findings(app_state: AppState) -> list[Finding]:
+    """Schema problems and possible typos; a file shared with Hermes Agent is read through its translation.
+
+    Its keys are never typos: a mapped one is applied, an unused one is named
+    once in a note (grouped by why it is unused), a bad value is one problem.
+    """
     from ..config import read_config_file
     from ..config_schema import ConfigSchema
 
@@ -170,18 +177,31 @@ def _config_findings(app_state: AppState) -> list[Finding]:
         raw = read_config_file(path)
     except HermesError as exc:
         return [Finding("config", str(exc))]
+    config = app_state.config
+    hermes = config.hermes
+    data = hermes.data if hermes is not None else raw
     try:
-        schema.validate(raw, where=f"{path}: ")  # plugins' keys too, which loading alone cannot check
+        schema.validate(data, where=f"{path}: ")  # plugins' keys too, which loading alone cannot check
     except HermesError as exc:
         findings.append(Finding("config", str(exc)))
-    for key in schema.unknown(raw):
+    for key in schema.unknown(data):
         findings.append(Finding("config", f"{path}: unknown key {key!r}{schema.suggest(key)}; remove it or fix its name"))
+    if hermes is not None:
+        findings += [Finding("config", line) for line in [*hermes.problems, *hermes.deferred.values()]]
+        by_reason: dict[str, list[str]] = {}
+        for key, reason in hermes.unused.items():
+            by_reason.setdefault(reason, []).append(key)
+        findings += [Finding("config", f"Hermes Agent key(s) hermes-kernel does not use: {', '.join(keys)} ({reason})",
+                             note=True) for reason, keys in by_reason.items()]  # fmt: skip
+        findings += [Finding("config", f"Hermes Agent key {key} is not used: {kernel} is set, and the kernel's own key wins",
+                             note=True) for key, kernel in hermes.shadowed.items()]  # fmt: skip
 
     def available(group: str) -> list[str]:
         names = app_state.host.available(group)
         return [*names, "memory"] if group == "hermes.tools" else names
 
-    findings += [Finding("config", text) for text in schema.check_plugins(app_state.config.as_dict(), available)]
+    plugin_lines = schema.check_plugins(config.as_dict(), available)
+    findings += [Finding("config", text) for text in plugin_lines if text.split(":", 1)[0] not in config.deferred]
     return findings
 
 
@@ -342,6 +362,8 @@ def _print_report(report: dict[str, Any]) -> None:
         echo(f"hook failure: {failure['hook']} in {failure['plugin']}: {failure['error']}")
     for fixed in report["fixed"]:
         echo(f"fixed: {fixed}")
+    for note in report["notes"]:
+        echo(f"note: {note}")
     for problem in report["problems"]:
         echo(f"problem: {problem}")
     echo("everything looks fine" if report["ok"] else f"{len(report['problems'])} problem(s) found")
