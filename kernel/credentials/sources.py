@@ -30,7 +30,7 @@ KERNEL_DIR = "hermes-kernel"
 # Lines already logged by this process: every pool of a home reads the same file.
 _WARNED: set[str] = set()
 
-Kind = Literal["missing", "kernel", "hermes-agent", "unreadable"]
+Kind = Literal["missing", "kernel", "hermes-agent", "unreadable"]  # unreadable: cannot even be opened
 
 
 def looks_like_hermes_agent(data: Any) -> bool:
@@ -40,25 +40,27 @@ def looks_like_hermes_agent(data: Any) -> bool:
 
 
 def auth_kind(path: Path) -> Kind:
-    """What ``path`` is: missing, the kernel's, Hermes Agent's, or unreadable (cannot tell)."""
+    """What ``path`` is: missing, the kernel's, Hermes Agent's, or unreadable (cannot tell whose)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return "missing"
     except OSError:
         return "unreadable"
-    # Cheap first: the kernel's own file always has its "credentials" section once written.
-    if b'"credential_pool"' not in raw and b'"providers"' not in raw and b'"systems"' not in raw:
-        try:
-            json.loads(raw.decode("utf-8"))
-        except ValueError:  # JSON and UTF-8 errors alike
-            return "unreadable"
+    # Cheap first: without one of Hermes Agent's section names it is the kernel's (AuthStore says
+    # what is wrong with it, if anything); only a file naming them is parsed here.
+    if not any(name in raw for name in _MARKERS):
         return "kernel"
     try:
         data = json.loads(raw.decode("utf-8"))
-    except ValueError:
-        return "unreadable"
+    except ValueError:  # JSON and UTF-8 errors alike
+        # A broken file naming Hermes Agent's sections is taken for its: it is then only read,
+        # and each read says what is wrong, instead of the kernel refusing to start.
+        return "hermes-agent"
     return "hermes-agent" if looks_like_hermes_agent(data) else "kernel"
+
+
+_MARKERS = (b'"credential_pool"', b'"providers"', b'"systems"')
 
 
 def kernel_auth_path(home_path: Path) -> Path:
@@ -94,7 +96,7 @@ class HermesView:
             return self._cached[1]
         auth = None
         kind = auth_kind(self.path) if signature is not None else "missing"
-        if kind in ("hermes-agent", "unreadable"):
+        if kind in ("hermes-agent", "unreadable"):  # unreadable: the read names the cause
             from hermes.compat.hermes.auth_store import read_hermes_auth  # only on a Hermes Agent home
 
             auth = read_hermes_auth(self.path)
