@@ -179,7 +179,8 @@ def read_hermes_auth(path: Path, *, now: float | None = None) -> HermesAuth:
                                     "(check its permissions)"))
         return result
     if not isinstance(data, dict):
-        result.problems.append(("", f"{path} must hold a JSON object; its keys are skipped"))
+        result.problems.append(("", f"{path} must hold a JSON object; its keys are skipped "
+                                    "(let Hermes Agent rewrite it, or move it away)"))
         return result
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > KNOWN_VERSION:
@@ -189,12 +190,13 @@ def read_hermes_auth(path: Path, *, now: float | None = None) -> HermesAuth:
     pools = data.get("credential_pool", {})
     if not isinstance(pools, dict):
         result.problems.append(("", f"{path}: credential_pool must be an object, not {type(pools).__name__}; "
-                                    "its keys are skipped"))
+                                    "its keys are skipped (let Hermes Agent rewrite it)"))
         return result
     for pool, entries in pools.items():
         provider = kernel_provider(str(pool))
         if not isinstance(entries, list):
-            result.problems.append((provider, f"{path}: credential_pool.{pool} must be a list; skipped"))
+            result.problems.append((provider, f"{path}: credential_pool.{pool} must be a list; skipped "
+                                         f"(re-add its keys with `hermes auth add {provider}`)"))
             continue
         found: list[tuple[int, int, HermesKey]] = []
         for index, entry in enumerate(entries, start=1):
