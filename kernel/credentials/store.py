@@ -56,6 +56,7 @@ class AuthStore:
         self.path = path
         self.lock_path = path.with_name(path.name + ".lock")
         self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._foreign = False  # the last read found Hermes Agent's layout
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -85,6 +86,7 @@ class AuthStore:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
+            self._foreign = False
             return _empty()
         signature = (stat.st_mtime_ns, stat.st_size)
         if self._cache is not None and self._cache[0] == signature:
@@ -104,9 +106,8 @@ class AuthStore:
             raise HermesError(f"cannot read {self.path}: {exc.strerror or exc}; check its permissions") from None
         if not isinstance(data, dict):
             raise HermesError(f"{self.path} must hold a JSON object")
-        if looks_like_hermes_agent(data):  # never take Hermes Agent's file for ours, let alone rewrite it
-            raise HermesError(f"{self.path} is Hermes Agent's auth.json, which hermes-kernel only reads; "
-                              f"its own records are in {self.path.parent / KERNEL_DIR / 'auth.json'}")
+        # Hermes Agent's file reads as one with no kernel records; update() refuses to write it.
+        self._foreign = looks_like_hermes_agent(data)
         for section, default in _empty().items():
             data.setdefault(section, default)
         self._cache = (signature, data)
@@ -121,6 +122,9 @@ class AuthStore:
         with self._locked():
             self._cache = None
             data = self.read()
+            if self._foreign:  # never rewrite Hermes Agent's file (a caller that opened it directly)
+                raise HermesError(f"{self.path} is Hermes Agent's auth.json, which hermes-kernel only reads; "
+                                  f"its own records are in {self.path.parent / KERNEL_DIR / 'auth.json'}")
             result = change(data)
             atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
             return result

@@ -143,6 +143,7 @@ def test_detection(tmp_path: Path) -> None:
 def test_the_kernels_store_never_takes_hermes_agents_file_for_its_own(tmp_path: Path) -> None:
     path = write(tmp_path / "auth.json", {"openai-api": [entry(A, "a")]})
     before = path.read_bytes()
+    assert AuthStore(path).view()["credentials"] == {}  # read as a file with no kernel records (doctor does)
     with pytest.raises(HermesError, match="is Hermes Agent's auth.json, which hermes-kernel only reads"):
         AuthStore(path).update(lambda data: data["state"].clear())
     assert path.read_bytes() == before
