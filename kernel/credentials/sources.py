@@ -115,10 +115,13 @@ class HermesView:
 def strategy_name_for(provider: str, strategies: Any, home_path: Path) -> str:
     """The strategy plugin for ``provider``: ``credential_pool_strategies.<provider>`` when set,
     else Hermes Agent's setting for the same pool on a Hermes Agent home, else ``fill_first``."""
-    if isinstance(strategies, Mapping) and provider in strategies:
-        return str(strategies[provider])
-    if strategies and kernel_auth_path(home_path) != home_path / "auth.json":
-        from hermes.compat.hermes.auth_store import hermes_strategy  # only on a Hermes Agent home
+    own = isinstance(strategies, Mapping) and provider in strategies
+    if not strategies or kernel_auth_path(home_path) == home_path / "auth.json":
+        return str(strategies[provider]) if own else "fill_first"
+    from hermes.compat.hermes.auth_store import STRATEGIES, hermes_strategy  # only on a Hermes Agent home
 
-        return hermes_strategy(provider, strategies) or "fill_first"
-    return "fill_first"
+    if own:
+        # The same config.yaml is Hermes Agent's too, which writes "Round_Robin" as happily as "round_robin".
+        raw = str(strategies[provider])
+        return STRATEGIES.get(raw.strip().lower(), raw)
+    return hermes_strategy(provider, strategies) or "fill_first"

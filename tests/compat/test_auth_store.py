@@ -121,6 +121,9 @@ def test_the_kernel_takes_hermes_agents_strategy_only_on_its_home(tmp_path: Path
     write(tmp_path / "auth.json", {})
     assert strategy_name_for("openai", {"openai-api": "random"}, tmp_path) == "random"
     assert strategy_name_for("openai", {"openai-api": "random", "openai": "least_used"}, tmp_path) == "least_used"
+    assert strategy_name_for("anthropic", {"anthropic": " Random"}, tmp_path) == "random"  # one name, both programs
+    assert strategy_name_for("anthropic", {"anthropic": "my_plugin"}, tmp_path) == "my_plugin"  # a kernel plugin
+    assert strategy_name_for("anthropic", {"anthropic": "Random"}, tmp_path / "kernel-only") == "Random"  # as before
 
 
 def test_detection(tmp_path: Path) -> None:
