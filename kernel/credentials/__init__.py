@@ -9,6 +9,7 @@ from .pool import (
     NoCredentialsError,
     env_key_for,
 )
+from .sources import kernel_auth_path
 from .store import AuthStore, key_id
 from .strategy import CredentialStatus, CredentialStrategy
 
@@ -23,5 +24,6 @@ __all__ = [
     "CredentialsExhaustedError",
     "NoCredentialsError",
     "env_key_for",
+    "kernel_auth_path",
     "key_id",
 ]

@@ -2,7 +2,10 @@
 
 Keys come from config (``credentials.<provider>``), the environment
 (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...; ``HERMES_HOME/.env`` is part of
-the environment) and ``HERMES_HOME/auth.json``, in that order. A key cools down
+the environment) and ``HERMES_HOME/auth.json``, in that order. On a home whose
+``auth.json`` is Hermes Agent's, the kernel's own file is
+``HERMES_HOME/hermes-kernel/auth.json`` and Hermes Agent's API keys follow the
+kernel's (read only; see ``sources``). A key cools down
 for as long as the provider said (``retry-after``, reset headers, even 0);
 without reset information a rate limit cools it 60 s, a quota or billing
 failure an hour, and an unauthorised key five minutes. Cooldowns, request
@@ -25,6 +28,7 @@ from ..errors import ConfigError
 from ..home import HermesHome
 from ..providers.errors import ProviderError
 from ..redact import mask_secret
+from .sources import HermesView, kernel_auth_path
 from .store import AuthStore, key_id
 from .strategy import CredentialStatus, CredentialStrategy
 
@@ -62,7 +66,8 @@ class Credential:
     provider: str
     key: str = field(repr=False)
     label: str
-    source: str  # config, env or auth.json
+    source: str  # config, env, auth.json (hermes-kernel/auth.json on a Hermes Agent home) or hermes-agent
+    origin: str = field(default="", compare=False)  # for hermes-agent: the entry's id in Hermes Agent's pool
 
     @functools.cached_property
     def id(self) -> str:
@@ -163,7 +168,10 @@ class CredentialPool:
     ) -> None:
         self.provider = provider
         self.strategy = strategy
-        self.store = AuthStore(home.auth_path)
+        self.store = AuthStore(kernel_auth_path(home.path))
+        # Hermes Agent's file, read only, when the kernel keeps its own records beside it.
+        self.hermes = HermesView(home.auth_path) if self.store.path != home.auth_path else None
+        self.stored_source = "auth.json" if self.hermes is None else f"{self.store.path.parent.name}/auth.json"
         self.env_name = env_name or env_key_for(provider)
         self._environ = os.environ if environ is None else environ
         self._config_keys = config_keys
@@ -198,19 +206,36 @@ class CredentialPool:
         """Every distinct key, in pool order: config, environment, auth.json."""
         env_value = self._environ.get(self.env_name, "").strip()
         # Rebuilt only when the environment or auth.json changed: this runs on every request.
-        signature = (env_value, self.store.signature())
+        signature = (env_value, self.store.signature(), self.hermes.signature() if self.hermes else None)
         if self._cached is not None and self._cached[0] == signature:
             return list(self._cached[1])
         found = self._from_config()
         if env_value:
             found.append(Credential(self.provider, env_value, self.env_name, "env"))
         for index, entry in enumerate(self.store.keys(self.provider), start=1):
-            found.append(Credential(self.provider, entry["key"], str(entry.get("label") or f"key-{index}"), "auth.json"))
+            found.append(Credential(self.provider, entry["key"], str(entry.get("label") or f"key-{index}"),
+                                    self.stored_source))
+        found += self.hermes_credentials()
         unique: dict[str, Credential] = {}
         for cred in found:
             unique.setdefault(cred.key, cred)
         self._cached = (signature, list(unique.values()))
         return list(unique.values())
+
+    def hermes_credentials(self, *, hidden: bool = False) -> list[Credential]:
+        """Hermes Agent's keys for this provider (those hidden with ``hermes auth remove`` only if ``hidden``)."""
+        auth = self.hermes.read() if self.hermes is not None else None
+        if auth is None:
+            return []
+        self.hermes.warn_once(self.provider)
+        gone = self.store.hidden(self.provider)
+        return [Credential(self.provider, k.key, k.label, "hermes-agent", f"{k.pool}:{k.id}")
+                for k in auth.keys_for(self.provider) if hidden or key_id(k.key) not in gone]
+
+    def problems(self) -> list[str]:
+        """One line per Hermes Agent entry of this provider that was skipped, and per file-wide problem."""
+        auth = self.hermes.read() if self.hermes is not None else None
+        return auth.problems_for(self.provider) if auth else []
 
     def __len__(self) -> int:
         return len(self.credentials())

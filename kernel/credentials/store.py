@@ -6,7 +6,12 @@ Layout::
      "credentials": {"openai": [{"key": "...", "label": "work", "added_at": 1.7e9}]},
      "state": {"<key id>": {"exhausted_until": 1.7e9, "reason": "rate_limit"}},
      "leases": {"<key id>": {"<lease id>": <expires at>}},
-     "usage": {"<key id>": {"requests": 12, "last_used": 1.7e9}}}
+     "usage": {"<key id>": {"requests": 12, "last_used": 1.7e9}},
+     "hidden": {"openai": ["<key id>"]}}
+
+``hidden`` (on a Hermes Agent home, where this file is
+``hermes-kernel/auth.json``) lists Hermes Agent keys removed from the kernel's
+view with ``hermes auth remove``, while Hermes Agent's file stays as it was.
 
 Every change is a read-modify-write under an exclusive ``fcntl`` lock on a
 side file, written atomically with mode 0600, so concurrent processes never
@@ -27,6 +32,7 @@ from typing import Any, TypeVar
 
 from ..errors import HermesError
 from ..home import atomic_write
+from .sources import KERNEL_DIR, looks_like_hermes_agent
 
 __all__ = ["AuthStore", "key_id"]
 
@@ -50,6 +56,7 @@ class AuthStore:
         self.path = path
         self.lock_path = path.with_name(path.name + ".lock")
         self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._foreign = False  # the last read found Hermes Agent's layout
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -79,6 +86,7 @@ class AuthStore:
         try:
             stat = self.path.stat()
         except FileNotFoundError:
+            self._foreign = False
             return _empty()
         signature = (stat.st_mtime_ns, stat.st_size)
         if self._cache is not None and self._cache[0] == signature:
@@ -98,6 +106,8 @@ class AuthStore:
             raise HermesError(f"cannot read {self.path}: {exc.strerror or exc}; check its permissions") from None
         if not isinstance(data, dict):
             raise HermesError(f"{self.path} must hold a JSON object")
+        # Hermes Agent's file reads as one with no kernel records; update() refuses to write it.
+        self._foreign = looks_like_hermes_agent(data)
         for section, default in _empty().items():
             data.setdefault(section, default)
         self._cache = (signature, data)
@@ -112,11 +122,48 @@ class AuthStore:
         with self._locked():
             self._cache = None
             data = self.read()
+            if self._foreign:  # never rewrite Hermes Agent's file (a caller that opened it directly)
+                raise HermesError(f"{self.path} is Hermes Agent's auth.json, which hermes-kernel only reads; "
+                                  f"its own records are in {self.path.parent / KERNEL_DIR / 'auth.json'}")
             result = change(data)
             atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
             return result
 
     # --- stored keys -----------------------------------------------------------
+
+    def hidden(self, provider: str) -> set[str]:
+        """Ids of Hermes Agent keys of ``provider`` removed from the kernel's view."""
+        ids = self.view().get("hidden", {})
+        found = ids.get(provider, []) if isinstance(ids, dict) else []
+        return {str(i) for i in found} if isinstance(found, list) else set()
+
+    def hide(self, provider: str, kids: list[str], *, forget: bool = False) -> None:
+        """Hide Hermes Agent keys (``forget``: they left Hermes Agent's file, so drop their records instead)."""
+
+        def change(data: dict[str, Any]) -> None:
+            hidden = data.setdefault("hidden", {}).setdefault(provider, [])
+            for kid in kids:
+                if forget:
+                    for section in ("state", "leases", "usage"):
+                        data[section].pop(kid, None)
+                    if kid in hidden:
+                        hidden.remove(kid)
+                elif kid not in hidden:
+                    hidden.append(kid)
+
+        self.update(change)
+
+    def unhide(self, provider: str, kid: str) -> bool:
+        """Show a hidden Hermes Agent key again; whether it was hidden."""
+
+        def change(data: dict[str, Any]) -> bool:
+            hidden = data.setdefault("hidden", {}).get(provider, [])
+            if kid in hidden:
+                hidden.remove(kid)
+                return True
+            return False
+
+        return self.update(change)
 
     def keys(self, provider: str) -> list[dict[str, Any]]:
         entries = self.view()["credentials"].get(provider, [])

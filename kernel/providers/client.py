@@ -253,13 +253,15 @@ def open_model_client(
     through the plugin host; an unknown name raises PluginNotFoundError.
     """
     from ..credentials import CredentialPool, env_key_for
+    from ..credentials.sources import strategy_name_for
 
     env = os.environ if environ is None else environ
     name = provider or str(config.get("model.provider"))
     provider_class = host.driver(PROVIDERS_GROUP, name)
     if not (isinstance(provider_class, type) and issubclass(provider_class, ModelProvider)):
         raise PluginLoadError(PROVIDERS_GROUP, name, "does not name a hermes.kernel.ModelProvider subclass")
-    strategy_name = str(_mapping(config, "credential_pool_strategies").get(name, "fill_first"))
+    # On a Hermes Agent home, Hermes Agent's setting for the same pool applies when the kernel has none.
+    strategy_name = strategy_name_for(name, _mapping(config, "credential_pool_strategies"), home.path)
     strategy = host.driver(STRATEGIES_GROUP, strategy_name)
     strategy = strategy() if isinstance(strategy, type) else strategy
     pool_settings = _mapping(config, "credential_pool")
