@@ -89,6 +89,9 @@ def home_findings(app_state: Any) -> tuple[dict[str, Any], list[Finding]]:
         ))  # fmt: skip
     present = {p.name for p in home.path.iterdir()} if home.path.is_dir() else set()
     report["shared"] = {name: why for name, why in SHARED.items() if name in present}
+    from .auth_store import describe_hermes_auth
+
+    report["auth"] = describe_hermes_auth(home.path)
     report["not_used"] = sorted(present - set(SHARED) - KERNEL_ONLY - _STATE_FILES - {"state.db.lock", "state.db.lock-queue"})
     return report, findings
 
@@ -99,6 +102,8 @@ def report_lines(report: dict[str, Any]) -> list[str]:
              f"{report.get('schema_version', '?')}) is read, never written"]  # fmt: skip
     if "sessions" in report:
         lines.append(f"  history: {report['imported']} of {report['sessions']} session(s) imported into {report['own_store']}")
+    for line in report.get("auth", []):
+        lines.append(f"  auth.json: {line}")
     for name, why in report.get("shared", {}).items():
         lines.append(f"  shared:   {name}: {why}")
     if report.get("not_used"):

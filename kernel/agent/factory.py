@@ -34,13 +34,13 @@ def open_route(
     from ..providers.client import open_model_client
 
     client = open_model_client(host, config, home, provider=provider)
-    if provider is not None and provider != config.get("model.provider"):
+    if provider is not None and provider != config.get("model.provider", None):
         # model.base_url belongs to the primary provider, not to a fallback.
         env_url = getattr(client.provider_class, "env_base_url", None)
         client.base_url = base_url or (os.environ.get(env_url) if env_url else None) or None
     elif base_url:
         client.base_url = base_url
-    name = model or (str(config.get("model.name") or "") if provider in (None, config.get("model.provider")) else "")
+    name = model or (str(config.get("model.name") or "") if provider in (None, config.get("model.provider", None)) else "")
     name = name or str(getattr(client.provider_class, "default_model", "") or "")
     if not name:
         raise ConfigError(

@@ -267,13 +267,24 @@ def _database_findings(db: Any) -> list[Finding]:
 
 
 def _permission_findings(app_state: AppState) -> list[Finding]:
+    from ..credentials.sources import auth_kind, kernel_auth_path
+
     findings = []
-    for path in (app_state.home.env_path, app_state.home.auth_path):
+    home = app_state.home
+    own_auth = kernel_auth_path(home.path)
+    paths = [home.env_path, own_auth]
+    if own_auth != home.auth_path:
+        paths.append(home.auth_path)
+    for path in paths:
         try:
             mode = stat.S_IMODE(path.stat().st_mode)
         except FileNotFoundError:
             continue
-        if mode & 0o077:
+        if mode & 0o077 and path == home.auth_path and auth_kind(path) == "hermes-agent":
+            # Hermes Agent's file: said, never changed by --fix.
+            findings.append(Finding("permissions", f"{path} (Hermes Agent's) holds secrets but has mode {mode:04o}; "
+                                    f"run `chmod 600 {path}`"))  # fmt: skip
+        elif mode & 0o077:
             def tighten(path: Any = path) -> str:
                 os.chmod(path, 0o600)
                 return "mode set to 0600"
@@ -285,7 +296,9 @@ def _permission_findings(app_state: AppState) -> list[Finding]:
 def _lease_findings(app_state: AppState) -> list[Finding]:
     from ..credentials.store import AuthStore
 
-    store = AuthStore(app_state.home.auth_path)
+    from ..credentials.sources import kernel_auth_path
+
+    store = AuthStore(kernel_auth_path(app_state.home.path))  # the kernel's own leases, never Hermes Agent's file
     try:
         data = store.read()
     except HermesError as exc:

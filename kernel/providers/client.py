@@ -279,9 +279,12 @@ def open_model_client(
         },
         lease_ttl=float(pool_settings.get("lease_ttl", 900)),
     )
-    base_url = config.get("model.base_url", None) or (
-        env.get(provider_class.env_base_url) if provider_class.env_base_url else None
-    )
+    env_url = env.get(provider_class.env_base_url) if provider_class.env_base_url else None
+    base_url = config.get("model.base_url", None) or env_url
+    if env_url and getattr(config, "hermes", None) is not None:
+        # A config.yaml shared with Hermes Agent: Hermes Agent never reads OPENAI_BASE_URL or
+        # ANTHROPIC_BASE_URL, so a user who sets one means it for us, over the file's endpoint.
+        base_url = env_url
     return ModelClient(
         name,
         provider_class,

@@ -102,11 +102,11 @@ def test_a_config_hermes_agent_wrote_is_applied_and_never_rewritten(
     version: str, hermes_home: Path, fake_model_server: FakeModelServer, other_server: FakeModelServer, tmp_path: Path
 ) -> None:
     text = hermes_writes(hermes_home, {
-        "model": {"default": "users-model", "provider": "auto", "base_url": fake_model_server.openai_base_url},
+        "model": {"default": "users-model", "provider": "auto", "base_url": other_server.openai_base_url},
         "agent": {"max_turns": 2}, "memory": {"memory_char_limit": 3333},
         "plugins": {"enabled": ["disk-cleanup"]},
     }, version=version)  # fmt: skip
-    env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": other_server.openai_base_url}
+    env = {"OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": fake_model_server.openai_base_url}
 
     doctor = run("doctor", "--json", env=env)
     report = json.loads(doctor.stdout)
@@ -134,7 +134,8 @@ def test_a_config_hermes_agent_wrote_is_applied_and_never_rewritten(
     assert {r.body["model"] for r in requests} == {"users-model"}  # model.default, not the kernel's default model
     # agent.max_turns: 2 -> two calls may use tools; the third is the grace call, offered none.
     assert ["tools" in r.body for r in requests] == [True, True, False]
-    assert other_server.requests == []  # model.base_url from the file wins over OPENAI_BASE_URL
+    # Hermes Agent never reads OPENAI_BASE_URL: set for hermes-kernel, it wins over the shared file's endpoint.
+    assert other_server.requests == []
     assert requests[0].api_key == SECRET
     assert SECRET not in chat.stdout + chat.stderr + doctor.stdout
 
