@@ -50,7 +50,8 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
         running = runner.interrupt_all()  # only turns the drain timeout left running are still here
         runner.join_threads(_INTERRUPT_GRACE_S if running else 1.0)
         ended = runner.end_touched("server_shutdown")
-        _say(f"drained: {running} turn(s) interrupted, {len(ended)} session(s) ended (server_shutdown)")
+        # The drain timer interrupted most of them already (they are gone from the running set by now).
+        _say(f"drained: {runner.drain_interrupted} turn(s) interrupted, {len(ended)} session(s) ended (server_shutdown)")
         server = server_ref.get("server")
         if server is not None:
             server._captured_signals.clear()  # a clean drain exits 0 instead of re-raising the signal
