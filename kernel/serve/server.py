@@ -80,9 +80,13 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
                 timer.start()
             super().handle_exit(sig, frame)
 
+    from .connections import ConnectionGuard, guarded_app, guarded_protocol
+
+    settings = state.settings
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=5,
+        guarded_app(app), host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+        timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=settings.idle_timeout,  # type: ignore[arg-type]
+        http=guarded_protocol(ConnectionGuard(settings)),  # header/body deadlines, per-address and total caps
     )  # fmt: skip
     server = Server(config)
     server_ref["server"] = server
