@@ -84,6 +84,17 @@ class KeyLimits:
         self._lock = threading.Lock()
         self._requests: dict[str, deque[float]] = {}
         self._cost: dict[str, tuple[str, float]] = {}
+        self._call_costs: dict[str, deque[float]] = {}  # recent reported costs per model, for calls cut off
+
+    def note_call_cost(self, model: str, usd_amount: float) -> None:
+        with self._lock:
+            self._call_costs.setdefault(model, deque(maxlen=20)).append(usd_amount)
+
+    def typical_call_cost(self, model: str) -> float:
+        """What a call to ``model`` cost lately (the mean of the last 20); 0.0 before any reported one."""
+        with self._lock:
+            recent = self._call_costs.get(model)
+            return sum(recent) / len(recent) if recent else 0.0
 
     def _today(self) -> str:
         return datetime.fromtimestamp(self.clock(), timezone.utc).strftime("%Y-%m-%d")
@@ -180,9 +191,24 @@ class TurnMeter:
             self.refused = self.refused or exc
             raise SpendRefused(exc) from None
 
-    def after_call(self, cost: Any) -> None:
+    def after_call(self, cost: Any, model: str = "") -> None:
         """Charge one call's cost (a ``CostResult`` or dollars; an unknown cost is nothing to charge)."""
         cost = getattr(cost, "amount_usd", cost)
+        if cost:
+            if model:
+                self.limits.note_call_cost(model, cost)
+            self._charge(cost)
+
+    def cut_off(self, model: str) -> None:
+        """A call stopped before the provider reported its usage (the client hung up mid-stream).
+
+        The provider still bills what it generated until the abort, and the store
+        never hears of it: charge what a call to that model cost lately, so hanging
+        up after the first chunk, again and again, cannot spend without limit.
+        """
+        self._charge(self.limits.typical_call_cost(model))
+
+    def _charge(self, cost: float) -> None:
         if cost:
             with self._lock:
                 self.charged += cost
@@ -205,6 +231,7 @@ class MeterSlot:
 
     def __init__(self) -> None:
         self.meter: TurnMeter | None = None
+        self.interrupted: Callable[[], bool] = lambda: False  # the agent's flag, bound by the runner
 
 
 class MeteredClient:
@@ -228,14 +255,30 @@ class MeteredClient:
             meter.before_call()
         response = self._client.complete(request, lease=lease)
         if meter is not None:
-            meter.after_call(getattr(response, "cost", None))
+            meter.after_call(getattr(response, "cost", None), getattr(request, "model", ""))
         return response
 
     def stream(self, request: Any, *, lease: Any = None) -> Iterator[Any]:
         meter = self._slot.meter
         if meter is not None:
             meter.before_call()
-        for item in self._client.stream(request, lease=lease):
-            if meter is not None and hasattr(item, "finish_reason") and hasattr(item, "usage"):
-                meter.after_call(getattr(item, "cost", None))
-            yield item
+        answered = False
+        try:
+            for item in self._client.stream(request, lease=lease):
+                if hasattr(item, "finish_reason") and hasattr(item, "usage"):  # the response, with its cost
+                    answered = True
+                    if meter is not None:
+                        meter.after_call(getattr(item, "cost", None), getattr(request, "model", ""))
+                yield item
+        except GeneratorExit:  # abandoned mid-stream: the caller was interrupted
+            if meter is not None and not answered:
+                meter.cut_off(getattr(request, "model", ""))
+            raise
+        except Exception:
+            if meter is not None and not answered and self._cut_short():
+                meter.cut_off(getattr(request, "model", ""))
+            raise
+
+    def _cut_short(self) -> bool:
+        """An error after an abort (the connection closed under the reader) is a cut-off, not a failure."""
+        return bool(getattr(self._slot, "interrupted", lambda: False)())

@@ -370,7 +370,7 @@ class TurnRunner:
 def _bind_meter(agent: Any, meter: Any) -> None:
     slot = agent.tool_context.services.get("serve.meter")
     if slot is not None:
-        slot.meter = meter
+        slot.meter, slot.interrupted = meter, lambda: agent.interrupted
 
 
 def _close(agent: Any) -> None:
