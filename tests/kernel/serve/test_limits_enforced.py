@@ -130,3 +130,39 @@ def test_settling_charges_what_the_store_accounted_beyond_the_calls(tmp_path: Pa
     meter.after_call(CostResult(None, "unknown"))
     meter.settle(0.004)
     assert limits.spent(someone) == pytest.approx(0.004)
+
+
+def test_summary_and_title_calls_go_through_the_meter_too(tmp_path: Path) -> None:
+    """Compression summaries and titles use the engine's summarizer, built on the agent's (metered) routes."""
+    from hermes.kernel.agent.calling import ModelRoute
+    from hermes.kernel.agent.summarizer import make_summarizer
+    from hermes.kernel.providers.errors import ProviderError
+
+    limits = KeyLimits(settings(tmp_path))
+    thrifty = key("thrifty", cost=0.0015)
+    slot = MeterSlot()
+    slot.meter = limits.meter(thrifty)
+    inner = FakeClient(cost=0.001)
+    summarize = make_summarizer([ModelRoute(MeteredClient(inner, slot), "m")], 8000)
+    assert summarize("system", "summarize this", 100) == "ok"
+    assert summarize("system", "and this", 100) == "ok"  # 0.001 < 0.0015: allowed; it crosses the limit
+    with pytest.raises(ProviderError, match="its limit is \\$0.0015 a day"):
+        summarize("system", "once more", 100)
+    assert inner.calls == 2 and limits.spent(thrifty) == pytest.approx(0.002)
+
+
+def test_a_stream_cut_off_before_its_usage_is_charged_what_the_model_cost_lately(tmp_path: Path) -> None:
+    limits = KeyLimits(settings(tmp_path))
+    someone = key("someone")
+    slot = MeterSlot()
+    slot.meter = limits.meter(someone)
+    client = MeteredClient(FakeClient(cost=0.003), slot)
+
+    class Request:
+        model = "m"
+
+    list(client.stream(Request()))  # one whole call: 0.003 reported
+    stream = client.stream(Request())
+    next(stream)  # the first delta, then the caller abandons it (interrupted)
+    stream.close()
+    assert limits.spent(someone) == pytest.approx(0.006)
