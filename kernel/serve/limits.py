@@ -46,7 +46,10 @@ class LimitExceeded(Exception):
         return self.message
 
     def as_request_error(self) -> RequestError:
-        return LimitError(self.message, status=self.status, code=self.code, headers={"retry-after": str(self.retry_after)})
+        headers = {"retry-after": str(self.retry_after)}
+        if self.code == "cost_limit_exceeded":
+            headers["x-should-retry"] = "false"  # the openai SDKs honour it: retrying before midnight cannot help
+        return LimitError(self.message, status=self.status, code=self.code, headers=headers)
 
 
 class LimitError(RequestError):

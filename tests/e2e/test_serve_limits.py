@@ -56,7 +56,7 @@ def refused_for_cost(server: ServeProcess, key: str) -> openai.RateLimitError:
         server.client(key).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "more"}])
     error = refused.value
     assert error.status_code == 429 and error.code == "cost_limit_exceeded" and error.body["type"] == "insufficient_quota"
-    assert int(error.response.headers["retry-after"]) >= 1
+    assert int(error.response.headers["retry-after"]) >= 1 and error.response.headers["x-should-retry"] == "false"
     return error
 
 
