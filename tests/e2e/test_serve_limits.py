@@ -25,12 +25,13 @@ pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 def serve(fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path):
     started: list[ServeProcess] = []
 
-    def start(**settings) -> ServeProcess:
+    def start(env_extra: dict[str, str] | None = None, **settings) -> ServeProcess:
         settings.setdefault("workspace", str(tmp_path / "workspace"))
         (tmp_path / "workspace").mkdir(exist_ok=True)
         (tmp_path / "workspace" / "notes.txt").write_text("the launch code is 4711\n")
         env = serve_env(fake_model_server, hermes_home, **settings)
         env["HERMES_SESSIONS__AUTO_TITLE"] = "false"  # every upstream call below is one the test scripted
+        env.update(env_extra or {})
         process = ServeProcess(env)
         started.append(process)
         return process
@@ -130,6 +131,29 @@ def test_a_limit_crossed_mid_turn_stops_the_turn_before_its_next_model_call(
         list(server.client(streamer).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "x"}], stream=True))
     assert "its limit is $0.003 a day" in str(streamed.value)
     assert len(fake_model_server.requests) == 4
+
+
+def test_a_client_that_hangs_up_mid_compression_is_charged_the_summary_and_the_turn_stops(
+    serve, fake_model_server: FakeModelServer, hermes, hermes_home: Path
+) -> None:
+    key = hermes("serve", "key", "add", "thrifty", "--cost-per-day", "0.0025").stdout.strip()
+    # A small window: the third turn's preflight check compresses (one summary call) before its model call.
+    server = serve(env_extra={"HERMES_MODEL__CONTEXT_LENGTH": "4000", "HERMES_COMPRESSION__THRESHOLD": "0.3",
+                              "HERMES_COMPRESSION__PROTECT_FIRST_N": "0", "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3",
+                              "HERMES_COMPRESSION__MIN_FIDELITY": "0"})  # fmt: skip
+    client = server.client(key, timeout=60)
+    for n in range(2):
+        fake_model_server.reply("word " * 300 + f"answer {n}", cost_usd=0.001)
+        client.responses.create(model="hermes", input=f"question {n} " + "detail " * 100, conversation="cc")
+    fake_model_server.reply("the summary of it all", delay=4, cost_usd=0.001)  # the summary call, slow
+    fake_model_server.reply("never asked", cost_usd=0.001)
+    with pytest.raises(openai.APITimeoutError):  # hangs up while the summary is being written
+        server.client(key, timeout=2.0).responses.create(model="hermes", input="question 2 " + "detail " * 100, conversation="cc")
+    assert wait_for(lambda: db_rows(hermes_home, "SELECT id FROM sessions WHERE end_reason = 'compression'"), timeout=30)
+    time.sleep(0.5)
+    refused = refused_for_cost(server, key)
+    assert "has spent $0.0030 today" in refused.message  # two turns and the summary: one call over, no more
+    assert len(fake_model_server.requests) == 3 and fake_model_server.requests[-1].body.get("stream") is not True
 
 
 @pytest.mark.parametrize("how", ["previous_response_id", "conversation"])
