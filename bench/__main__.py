@@ -19,6 +19,7 @@ BENCHMARKS = {
     "compress": "bench.compress",
     "compat": "bench.compat",
     "serve": "bench.serve",
+    "serve_slowloris": "bench.serve_slowloris",
     "oneshot": "bench.oneshot",
     "mcp": "bench.mcp",
     "hermes_home": "bench.hermes_home",

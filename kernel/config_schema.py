@@ -296,6 +296,13 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("serve.workspace", "str", "", "Folder the server's file tools are confined to; empty: HERMES_HOME/workspace."),
     _k("serve.requests_per_minute", "int", 0, "Requests per minute per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),
     _k("serve.cost_per_day", "float", 0.0, "USD per day per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),
+    _k("serve.header_timeout", "float", 10.0, "Seconds a client may take to send a request's headers (from its first byte).",
+       min=0.1, max=3600),
+    _k("serve.body_timeout", "float", 30.0, "Seconds a request body may stall between two reads before a 408.", min=0.1, max=3600),
+    _k("serve.idle_timeout", "float", 5.0, "Seconds a kept-alive connection may sit idle between requests.", min=0.1, max=3600),
+    _k("serve.max_connections", "int", 1000, "Open connections hermes serve holds; more are answered 503.", min=1, max=1_000_000),
+    _k("serve.max_connections_per_client", "int", 64, "Open connections one client address may hold; more are answered 429.",
+       min=1, max=1_000_000),
     _k("plugins.*", "map", {}, "Settings of one plugin by name (Hermes folder providers keep theirs here)."),
 )
 

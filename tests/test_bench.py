@@ -26,6 +26,14 @@ def test_serve_benchmark_counts_errors_lost_messages_and_added_latency() -> None
     assert result["solo"]["added_p50"] == round(result["solo"]["serve_p50"] - result["solo"]["inprocess_p50"], 1)
 
 
+def test_serve_slowloris_benchmark_counts_held_and_refused_connections() -> None:
+    from bench import serve_slowloris
+
+    result = serve_slowloris.run(attack=100, turns=2)
+    assert result["held_by_server"] == 64 and result["answered_429_at_once"] == 36  # serve.max_connections_per_client
+    assert result["normal_client_ms"]["attack_p50"] > 0 and result["held_closed_after_s"] is not None
+
+
 def test_hermes_home_benchmark_imports_everything_and_compares_the_list() -> None:
     from bench import hermes_home
 

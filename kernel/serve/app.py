@@ -155,10 +155,10 @@ def _profile(state: ServeState, model: str) -> Profile:
 def _admit(state: ServeState, key: ApiKey | None, spec: TurnSpec) -> Turn:
     try:
         state.limits.check(key)
+        spec.meter = state.limits.meter(key)  # checked before each model call, charged by the runner
         return state.runner.admit(spec)
     except LimitExceeded as exc:
-        raise RequestError(exc.message, status=exc.status, code=exc.code,
-                           headers={"retry-after": str(exc.retry_after)}) from None  # fmt: skip
+        raise exc.as_request_error() from None
     except QueueFull as exc:
         raise RequestError(f"{exc}: every worker is busy and the queue is full", status=429, code="server_busy",
                            headers={"retry-after": str(exc.retry_after)}) from None  # fmt: skip
@@ -184,8 +184,7 @@ async def _finish(state: ServeState, key: ApiKey | None, turn: Turn, request: Re
         raise
     except Exception as exc:  # the agent could not be built or run: one line, in OpenAI's shape
         raise _turn_error(exc) from None
-    state.limits.add_cost(key, outcome.cost_usd)
-    _raise_for_result(outcome.result, state)
+    _raise_for_result(outcome.result, state, turn)
     return outcome
 
 
@@ -198,9 +197,12 @@ def _turn_error(exc: BaseException) -> RequestError:
                         code="upstream_failed" if known else "server_error")  # fmt: skip
 
 
-def _raise_for_result(result: dict[str, Any], state: ServeState) -> None:
+def _raise_for_result(result: dict[str, Any], state: ServeState, turn: Turn) -> None:
     from ..agent.factory import describe_result
 
+    refused = turn.spec.meter.refused if turn.spec.meter is not None else None
+    if result.get("failed") and refused is not None:  # a limit stopped the turn before a model call
+        raise refused.as_request_error()
     if result.get("failed"):
         raise RequestError(describe_result(result), status=502, code="upstream_failed")
     if result.get("interrupted") and state.runner.draining:
@@ -226,9 +228,8 @@ def _stream(state: ServeState, key: ApiKey | None, turn: Turn, render: Any, on_e
                 yield on_error(str(failure), failure.code or "server_error")
                 return
             assert turn.outcome is not None
-            state.limits.add_cost(key, turn.outcome.cost_usd)
             try:
-                _raise_for_result(turn.outcome.result, state)
+                _raise_for_result(turn.outcome.result, state, turn)
             except RequestError as exc:
                 yield on_error(str(exc), exc.code or "error")
                 return

@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 
 #: ``ToolContext.services`` key of the folder file tools are confined to.
 WORKSPACE_SERVICE = "workspace"
+#: ``ToolContext.services`` key of the agent's :class:`~.limits.MeterSlot` (the running turn's spend limits).
+METER_SERVICE = "serve.meter"
 
 
 @dataclass
@@ -52,7 +54,7 @@ class Profile:
     def model_id(self) -> str:
         return "hermes" if self.name == DEFAULT_PROFILE else f"hermes-{self.name}"
 
-    def _routes(self, host: PluginHost) -> list[Any]:
+    def _routes(self, host: PluginHost, slot: Any = None) -> list[Any]:
         """This profile's model routes, each agent on its own credential lease.
 
         The model clients (and the SDK connections inside them) are opened once
@@ -66,7 +68,11 @@ class Profile:
             if self._shared is None:
                 self._shared = [(r.client, r.model) for r in open_routes(host, self.config, self.home)]
             shared = self._shared
-        return [ModelRoute(client, model, lease=client.lease()) for client, model in shared]
+        from .limits import MeteredClient
+
+        # Every model call of the agent (loop, summaries, titles, sub-agents) asks the turn's meter first.
+        return [ModelRoute(MeteredClient(client, slot) if slot is not None else client, model, lease=client.lease())
+                for client, model in shared]  # fmt: skip
 
     def host(self) -> PluginHost:
         host = PluginHost(disabled=self._host_disabled)
@@ -82,13 +88,15 @@ class Profile:
     ) -> Any:
         """The agent for one turn: ``source=api``, tools confined to the workspace, no one to ask."""
         from ..agent.factory import build_agent
+        from .limits import MeterSlot
 
+        slot = MeterSlot()
         workspace = settings.workspace
         workspace.mkdir(parents=True, exist_ok=True)
         host = self.host()
         agent = build_agent(
             host=host,
-            routes=self._routes(host),
+            routes=self._routes(host, slot),
             config=self.config,
             home=self.home,
             resume=session_id,
@@ -100,6 +108,7 @@ class Profile:
             cwd=workspace,
         )
         agent.tool_context.services[WORKSPACE_SERVICE] = workspace.resolve()
+        agent.tool_context.services[METER_SERVICE] = slot
         return agent
 
 

@@ -58,6 +58,7 @@ class TurnSpec:
     continue_at: int | None = None  # the message count of the response continued from
     end_after: str | None = None  # end the session after the turn with this reason (stateless requests)
     key_name: str | None = None
+    meter: Any = None  # the key's TurnMeter (limits.py): asked before every model call, settled at the end
 
     @property
     def lock_key(self) -> str:
@@ -145,6 +146,7 @@ class TurnRunner:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.draining = False
+        self.drain_interrupted = 0  # running turns the drain interrupted
         self._pending = 0
         self._slots: asyncio.Semaphore | None = None
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
@@ -230,8 +232,9 @@ class TurnRunner:
                 _close(agent)
                 agent = spec.profile.build_agent(self.settings, session_id=None, on_event=turn.on_event)
                 agent.parent_session_id = spec.session_id
-                spec = TurnSpec(spec.profile, spec.message, history=history, key_name=spec.key_name)
+                spec = TurnSpec(spec.profile, spec.message, history=history, key_name=spec.key_name, meter=spec.meter)
             turn._agent = agent
+            _bind_meter(agent, spec.meter)
             if spec.new_id and agent.store.get_session(spec.new_id) is not None:
                 # A request for the same new conversation ran first (it held the lock): continue it.
                 agent.switch_to(spec.new_id)
@@ -277,6 +280,8 @@ class TurnRunner:
             log.warning("turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
             turn.error = exc
         finally:
+            if spec.meter is not None:  # however the turn ended (a client that hung up too), before anyone hears of it
+                spec.meter.settle(turn.outcome.cost_usd if turn.outcome is not None else 0.0)
             # The slot is freed (done) before the request learns the outcome (_DONE): posted the
             # other way round, a client that sent its next request at once could find the
             # server still full and get a 429, had this thread paused between the two.
@@ -327,6 +332,8 @@ class TurnRunner:
         """Interrupt every running or queued turn; returns how many were running."""
         running = list(self._running)
         for turn in running:
+            if not turn.interrupted:
+                self.drain_interrupted += self.draining  # counted once, for the drain line
             turn.interrupt()
         return len(running)
 
@@ -358,6 +365,12 @@ class TurnRunner:
             _close(agent)
         self.touched.clear()
         return ended
+
+
+def _bind_meter(agent: Any, meter: Any) -> None:
+    slot = agent.tool_context.services.get("serve.meter")
+    if slot is not None:
+        slot.meter, slot.interrupted = meter, lambda: agent.interrupted
 
 
 def _close(agent: Any) -> None:

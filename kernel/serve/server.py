@@ -50,7 +50,8 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
         running = runner.interrupt_all()  # only turns the drain timeout left running are still here
         runner.join_threads(_INTERRUPT_GRACE_S if running else 1.0)
         ended = runner.end_touched("server_shutdown")
-        _say(f"drained: {running} turn(s) interrupted, {len(ended)} session(s) ended (server_shutdown)")
+        # The drain timer interrupted most of them already (they are gone from the running set by now).
+        _say(f"drained: {runner.drain_interrupted} turn(s) interrupted, {len(ended)} session(s) ended (server_shutdown)")
         server = server_ref.get("server")
         if server is not None:
             server._captured_signals.clear()  # a clean drain exits 0 instead of re-raising the signal
@@ -79,9 +80,13 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
                 timer.start()
             super().handle_exit(sig, frame)
 
+    from .connections import ConnectionGuard, guarded_app, guarded_protocol
+
+    settings = state.settings
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
-        timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=5,
+        guarded_app(app), host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
+        timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=settings.idle_timeout,  # type: ignore[arg-type]
+        http=guarded_protocol(ConnectionGuard(settings)),  # header/body deadlines, per-address and total caps
     )  # fmt: skip
     server = Server(config)
     server_ref["server"] = server

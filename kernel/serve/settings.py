@@ -46,6 +46,11 @@ class ServeSettings:
     workspace: Path
     requests_per_minute: int
     cost_per_day: float
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    idle_timeout: float = 5.0
+    max_connections: int = 1000
+    max_connections_per_client: int = 64
 
     @classmethod
     def from_config(cls, config: Config, home: HermesHome) -> ServeSettings:
@@ -66,6 +71,11 @@ class ServeSettings:
             workspace=Path(workspace).expanduser() if workspace else home.path / "workspace",
             requests_per_minute=_number(config, "requests_per_minute", int, 0, 10_000_000),
             cost_per_day=_number(config, "cost_per_day", float, 0, 10_000_000),
+            header_timeout=_number(config, "header_timeout", float, 0.1, 3600),
+            body_timeout=_number(config, "body_timeout", float, 0.1, 3600),
+            idle_timeout=_number(config, "idle_timeout", float, 0.1, 3600),
+            max_connections=_number(config, "max_connections", int, 1, 1_000_000),
+            max_connections_per_client=_number(config, "max_connections_per_client", int, 1, 1_000_000),
         )
 
     def approver(self) -> Callable[[str, str], bool] | None:

@@ -202,7 +202,7 @@ def test_a_full_queue_answers_429_with_retry_after(serve, fake_model_server: Fak
     assert client.chat.completions.create(model="hermes", messages=[{"role": "user", "content": "third"}]).choices[0].message.content == "now there is room"
 
 
-def test_per_key_limits_answer_429_and_402_in_openai_shape(serve, fake_model_server: FakeModelServer, hermes) -> None:
+def test_per_key_limits_answer_429_in_openai_shape(serve, fake_model_server: FakeModelServer, hermes) -> None:
     rpm_key = hermes("serve", "key", "add", "one-a-minute", "--rpm", "1").stdout.strip()
     cost_key = hermes("serve", "key", "add", "thrifty", "--cost-per-day", "0.001").stdout.strip()
     server = serve()
@@ -213,10 +213,11 @@ def test_per_key_limits_answer_429_and_402_in_openai_shape(serve, fake_model_ser
         server.client(rpm_key).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "b"}])
     assert limited.value.code == "rate_limit_exceeded" and 1 <= int(limited.value.response.headers["retry-after"]) <= 60
     assert server.client(cost_key).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "c"}])
-    with pytest.raises(openai.APIStatusError) as broke:
+    with pytest.raises(openai.RateLimitError) as broke:
         server.client(cost_key).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "d"}])
-    assert broke.value.status_code == 402 and broke.value.code == "cost_limit_exceeded"
+    assert broke.value.status_code == 429 and broke.value.code == "cost_limit_exceeded"
     assert broke.value.body["type"] == "insufficient_quota" and "resets at 00:00 UTC" in broke.value.message
+    assert "its limit is $0.001 a day" in broke.value.message and int(broke.value.response.headers["retry-after"]) >= 1
 
 
 def test_file_tools_stay_in_the_workspace_and_dangerous_commands_follow_serve_approvals(

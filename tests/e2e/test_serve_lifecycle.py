@@ -133,6 +133,7 @@ def test_sigterm_interrupts_a_turn_longer_than_the_drain_timeout(
     assert db_rows(hermes_home, "SELECT end_reason FROM sessions") == [("server_shutdown",)]
     assert tool_results(hermes_home)[0].startswith("interrupted by the user")
     assert len(fake_model_server.requests) == 1
+    assert "drained: 1 turn(s) interrupted," in server.stderr  # the drain timer interrupted it: not "0"
 
 
 def test_two_processes_on_one_store_continue_each_others_responses(

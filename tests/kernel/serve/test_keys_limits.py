@@ -84,7 +84,7 @@ def test_requests_per_minute_slide_and_cost_per_day_accumulates(tmp_path: Path) 
     limits.add_cost(key, 0.3)
     with pytest.raises(LimitExceeded) as broke:
         limits.check(key, now=400.0)
-    assert broke.value.status == 402 and "$0.6000 today" in broke.value.message
+    assert broke.value.status == 429 and "$0.6000 today" in broke.value.message
     unlimited = KeyLimits(settings(tmp_path))
     for second in range(100):
         unlimited.check(None, now=float(second))  # no key, default 0: unlimited
