@@ -296,6 +296,10 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("serve.workspace", "str", "", "Folder the server's file tools are confined to; empty: HERMES_HOME/workspace."),
     _k("serve.requests_per_minute", "int", 0, "Requests per minute per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),
     _k("serve.cost_per_day", "float", 0.0, "USD per day per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),
+    _k("serve.allowed_hosts", "list", [], "Host names (name, name:port, *.domain, *) hermes serve answers besides loopback and the bind address."),
+    _k("serve.allowed_origins", "list", [], "Web origins (https://app.example) whose pages may call hermes serve; * for any."),
+    _k("serve.trust_proxy", "bool", False, "Believe X-Forwarded-Host/-Proto: only behind a reverse proxy that sets them."),
+    _k("serve.session_hours", "float", 12.0, "Hours a dashboard sign-in lasts.", min=0.001, max=8760),
     _k("plugins.*", "map", {}, "Settings of one plugin by name (Hermes folder providers keep theirs here)."),
 )
 

@@ -58,6 +58,7 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
     app = create_app(home, on_shutdown=on_shutdown)
     state: ServeState = app.state.serve
     check_bind(host, state.settings)
+    state.guard.bound_to(host)  # a specific bind address is a Host name clients may use
     drain = state.settings.drain_timeout
 
     class Server(uvicorn.Server):
