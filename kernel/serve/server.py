@@ -83,6 +83,7 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
         timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=5,
+        proxy_headers=False,  # X-Forwarded-* count only when serve.trust_proxy says so (guard.py)
     )  # fmt: skip
     server = Server(config)
     server_ref["server"] = server
