@@ -98,11 +98,14 @@ def script_a_file_write(fake: FakeModelServer) -> None:
     fake.reply("written")
 
 
-def nothing_ran(fake: FakeModelServer, workspace: Path, home: Path) -> None:
+def api_sessions(home: Path) -> int:
+    return db_rows(home, "SELECT COUNT(*) FROM sessions WHERE source = 'api'")[0][0] if (home / "state.db").exists() else 0
+
+
+def nothing_ran(fake: FakeModelServer, workspace: Path, home: Path, before: int = 0) -> None:
     assert fake.requests == [], "the model was called"
     assert not (workspace / "pwned.txt").exists()
-    if (home / "state.db").exists():
-        assert db_rows(home, "SELECT COUNT(*) FROM sessions WHERE source = 'api'")[0][0] == 0
+    assert api_sessions(home) == before, "a session was stored"
 
 
 def attacks(server: ServeProcess, auth: dict[str, str]) -> None:
@@ -401,6 +404,7 @@ def test_a_page_on_another_origin_cannot_start_a_turn_or_read_the_dashboard(
     from tests.e2e.test_serve_dashboard import UNIQUE, seed
 
     seed(hermes_home)
+    before = api_sessions(hermes_home)
     script_a_file_write(fake_model_server)
     root, site_port = attacker_site
     server = serve()
@@ -410,8 +414,8 @@ def test_a_page_on_another_origin_cannot_start_a_turn_or_read_the_dashboard(
     results = _results(dom)
     assert results["cors_json"] == "blocked" and results["read_dashboard"] == "blocked" and results["read_search"] == "blocked"
     assert results["no_cors_plain"].startswith("read 0")  # opaque: sent, unreadable, and refused by the server
-    assert UNIQUE not in dom
-    nothing_ran(fake_model_server, workspace, hermes_home)
+    assert UNIQUE not in json.dumps(results)  # nothing the page read holds the session's word
+    nothing_ran(fake_model_server, workspace, hermes_home, before)
     # DNS rebinding: the attacker's name now resolves to 127.0.0.1 and the browser calls the dashboard same-origin.
     rebound = run_chromium(f"http://rebind.test:{server.port}/search?q={UNIQUE}", tmp_path / "chrome2", resolver)
     assert "host_not_allowed" in rebound and UNIQUE not in rebound
