@@ -87,7 +87,7 @@ def key_list(
 
 
 def _remove(ctx: typer.Context, name: str, as_json: bool) -> None:
-    from ..serve.cookies import SessionBook
+    from ..serve.cookies import SESSIONS_FILE, SessionBook
     from ..serve.keys import revoke_key
 
     app_state = state(ctx)
@@ -95,7 +95,9 @@ def _remove(ctx: typer.Context, name: str, as_json: bool) -> None:
     revoke_key(app_state.home.config_path, name)
     # Running servers already refuse the key and its cookies (the cookie MAC covers the key's hash);
     # deleting the session records makes that hold for a key re-created under the same name too.
-    ended = SessionBook(app_state.home.path).end_key(name) if app_state.home.path.exists() else 0
+    ended = 0
+    if (app_state.home.path / SESSIONS_FILE).exists():  # no record: nobody signed in, and no secret to create
+        ended = SessionBook(app_state.home.path).end_key(name)
     if as_json:
         print_json({"revoked": name, "sessions_ended": ended})
         return

@@ -41,7 +41,7 @@ from ..errors import ConfigError
 from ..home import atomic_write
 from .keys import ApiKey
 
-__all__ = ["LOGIN_COOKIE", "SESSION_COOKIE", "SessionBook", "load_secret", "session_hours"]
+__all__ = ["LOGIN_COOKIE", "LOGIN_FORM_TTL", "SECRET_FILE", "SESSIONS_FILE", "SESSION_COOKIE", "SessionBook", "load_secret", "session_hours"]
 
 log = logging.getLogger(__name__)
 
