@@ -303,6 +303,10 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("serve.max_connections", "int", 1000, "Open connections hermes serve holds; more are answered 503.", min=1, max=1_000_000),
     _k("serve.max_connections_per_client", "int", 64, "Open connections one client address may hold; more are answered 429.",
        min=1, max=1_000_000),
+    _k("serve.allowed_hosts", "list", [], "Host names (name, name:port, *.domain, *) hermes serve answers besides loopback and the bind address."),
+    _k("serve.allowed_origins", "list", [], "Web origins (https://app.example) whose pages may call hermes serve; * for any."),
+    _k("serve.trust_proxy", "bool", False, "Believe X-Forwarded-Host/-Proto: only behind a reverse proxy that sets them."),
+    _k("serve.session_hours", "float", 12.0, "Hours a dashboard sign-in lasts.", min=0.001, max=8760),
     _k("plugins.*", "map", {}, "Settings of one plugin by name (Hermes folder providers keep theirs here)."),
 )
 

@@ -86,19 +86,39 @@ def key_list(
     print_table(("name", "key", "created", "requests/min", "cost/day"), rows)
 
 
+def _remove(ctx: typer.Context, name: str, as_json: bool) -> None:
+    from ..serve.cookies import SESSIONS_FILE, SessionBook
+    from ..serve.keys import revoke_key
+
+    app_state = state(ctx)
+    app_state.config
+    revoke_key(app_state.home.config_path, name)
+    # Running servers already refuse the key and its cookies (the cookie MAC covers the key's hash);
+    # deleting the session records makes that hold for a key re-created under the same name too.
+    ended = 0
+    if (app_state.home.path / SESSIONS_FILE).exists():  # no record: nobody signed in, and no secret to create
+        ended = SessionBook(app_state.home.path).end_key(name)
+    if as_json:
+        print_json({"revoked": name, "sessions_ended": ended})
+        return
+    typer.echo(f"key {name!r} revoked; {ended} dashboard session(s) ended")
+
+
 @keys_app.command("revoke")
 def key_revoke(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="The key's name (see `hermes serve key list`).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Revoke a key: running servers refuse it (and its dashboard cookie) from the next request."""
-    from ..serve.keys import revoke_key
+    """Revoke a key: running servers refuse it and end its dashboard sessions from the next request."""
+    _remove(ctx, name, as_json)
 
-    app_state = state(ctx)
-    app_state.config
-    revoke_key(app_state.home.config_path, name)
-    if as_json:
-        print_json({"revoked": name})
-        return
-    typer.echo(f"key {name!r} revoked")
+
+@keys_app.command("remove")
+def key_remove(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The key's name (see `hermes serve key list`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Remove a key (the same as revoke): it and its dashboard sessions stop working at once."""
+    _remove(ctx, name, as_json)

@@ -25,7 +25,9 @@ from starlette.routing import Route
 from .._version import __version__
 from ..home import HermesHome
 from .errors import RequestError, error_body
-from .keys import ApiKey, key_for_cookie, match_key
+from .cookies import SESSION_COOKIE, SessionBook, session_hours
+from .guard import GuardMiddleware, GuardPolicy
+from .keys import ApiKey, match_key
 from .limits import KeyLimits, LimitExceeded
 from .profiles import Profile, ProfileSet
 from .runner import QueueFull, ServerDraining, Turn, TurnRunner, TurnSpec
@@ -36,7 +38,7 @@ from .wire_responses import ResponsesStream, parse_response_id, parse_responses,
 __all__ = ["COOKIE", "ServeState", "create_app"]
 
 log = logging.getLogger(__name__)
-COOKIE = "hermes_dashboard"
+COOKIE = SESSION_COOKIE
 _DISCONNECT_POLL_S = 0.1
 
 
@@ -48,6 +50,11 @@ class ServeState:
         self.settings = ServeSettings.from_config(self.profiles.serving.config, home)
         self.runner = TurnRunner(self.settings)
         self.limits = KeyLimits(self.settings)
+        # Browser safety (guard.py) and dashboard sessions (cookies.py): their own serve.* keys.
+        config = self.profiles.serving.config
+        self.guard = GuardPolicy.from_config(config)
+        self.profiles.serving.home.ensure()
+        self.sessions = SessionBook(self.profiles.serving.home.path, hours=session_hours(config))
         self._stores: dict[str, Any] = {}
         self._stores_lock = threading.Lock()
         self._keys = self.settings.keys
@@ -117,7 +124,7 @@ def authenticate(state: ServeState, request: Request, *, cookie: bool = False) -
     presented = header[7:].strip() if header.lower().startswith("bearer ") else None
     key = match_key(keys, presented)
     if key is None and cookie:
-        key = key_for_cookie(keys, request.cookies.get(COOKIE))
+        key = state.sessions.key_for(keys, request.cookies.get(COOKIE))
     if key is None:
         why = "no API key was sent" if not presented else "the API key is not valid (revoked or mistyped)"
         raise RequestError(f"{why}; send 'Authorization: Bearer <key>' with a key from `hermes serve key add`",
@@ -349,6 +356,8 @@ def create_app(home: HermesHome, *, on_shutdown: Callable[[ServeState], None] | 
         Route("/v1/responses", responses, methods=["POST"]),
         *dashboard_routes(),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    from starlette.middleware import Middleware
+
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(GuardMiddleware, policy=state.guard)])
     app.state.serve = state
     return app

@@ -1,25 +1,29 @@
 """The read-only dashboard: sessions as lineage trees, search, one session, usage charts.
 
-Same keys as the API: a bearer header, or the cookie set by signing in with
-a key at ``/login``. Without keys (loopback only) it is open. Reads go
-through the session store's public methods only, so any store backend works.
+Same keys as the API: a bearer header, or the session cookie set by signing
+in with a key at ``/login`` (cookies.py: signed with the server secret, ended
+by ``/logout``, expiry or the key's removal). Without keys (loopback only) it
+is open; guard.py keeps other sites' pages and rebound names out either way.
+Reads go through the session store's public methods only, so any store
+backend works.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from typing import Any
-from urllib.parse import parse_qs
-
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..redact import redact_data, redact_snippet
 from .charts import bar_chart, usage_by
-from .errors import RequestError
-from .keys import cookie_for, match_key
+from .errors import RequestError, error_body
+from .cookies import LOGIN_COOKIE, LOGIN_FORM_TTL, SESSION_COOKIE
+from .guard import request_view
+from .keys import match_key
 from .pages import layout, login_page, message_html, session_tree, ts
 
 __all__ = ["compaction_record", "compression_notes", "dashboard_routes", "fidelity_html"]
@@ -27,9 +31,10 @@ __all__ = ["compaction_record", "compression_notes", "dashboard_routes", "fideli
 _SESSION_LIMIT = 500
 _SECURITY_HEADERS = {
     "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
-    "img-src data:; form-action 'self'; frame-ancestors 'none'",
+    "img-src data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
 }
 
 
@@ -38,7 +43,7 @@ def _state(request: Request) -> Any:
 
 
 def _page(title: str, body: str, status: int = 200, query: str = "") -> HTMLResponse:
-    return HTMLResponse(layout(title, body, query=query), status_code=status, headers=_SECURITY_HEADERS)
+    return HTMLResponse(layout(title, body, query=query, logout=True), status_code=status, headers=_SECURITY_HEADERS)
 
 
 def _signed_in(request: Request) -> bool:
@@ -61,19 +66,53 @@ def _guard(handler: Any) -> Any:
     return guarded
 
 
-async def login(request: Request) -> Response:
-    from .app import COOKIE
+def _secure(request: Request) -> bool:
+    """Over TLS, or behind a trusted proxy that says the client used https: the cookie gets ``Secure``."""
+    view = request_view(request.scope)
+    return bool(view and view.secure) or request.url.scheme == "https"
 
+
+def _refuse(status: int, message: str, code: str) -> JSONResponse:
+    return JSONResponse(error_body(status, message, code=code), status_code=status, headers={"cache-control": "no-store"})
+
+
+async def login(request: Request) -> Response:
+    """GET: the form, with a CSRF token tied to a nonce cookie. POST (JSON ``{key, csrf}``): a new session."""
     state = _state(request)
+    secure = _secure(request)
     if request.method == "GET":
-        return HTMLResponse(login_page(), headers=_SECURITY_HEADERS)
-    form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    key = match_key(state.keys, (form.get("key") or [""])[0].strip())
+        nonce, token = state.sessions.login_form()
+        page = HTMLResponse(login_page(csrf=token), headers=_SECURITY_HEADERS)
+        page.set_cookie(LOGIN_COOKIE, nonce, max_age=LOGIN_FORM_TTL, path="/login", httponly=True,
+                        samesite="strict", secure=secure)  # fmt: skip
+        return page
+    try:
+        form = json.loads(await request.body() or b"null")
+    except ValueError:
+        form = None
+    if not isinstance(form, dict):
+        return _refuse(400, "send JSON: {\"key\": \"hk-...\", \"csrf\": \"<the login form's token>\"}", "invalid_request")
+    if not state.sessions.csrf_ok(request.cookies.get(LOGIN_COOKIE), form.get("csrf")):
+        return _refuse(403, "the sign-in form's CSRF token is missing, wrong or expired; reload /login and sign in again",
+                       "csrf_failed")  # fmt: skip
+    presented = form.get("key")
+    key = match_key(state.keys, presented.strip() if isinstance(presented, str) else None)
     if key is None:
-        return HTMLResponse(login_page("that key is not valid; create one with `hermes serve key add NAME`"),
-                            status_code=401, headers=_SECURITY_HEADERS)  # fmt: skip
-    response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, cookie_for(key), httponly=True, samesite="strict", max_age=7 * 86400)
+        return _refuse(401, "that key is not valid; create one with `hermes serve key add NAME`", "invalid_api_key")
+    # Whatever cookie came in (a planted one included) is replaced: every sign-in is a new session.
+    state.sessions.sign_out(request.cookies.get(SESSION_COOKIE))
+    value, max_age = state.sessions.sign_in(key)
+    response = JSONResponse({"signed_in": key.name, "redirect": "/"}, headers={"cache-control": "no-store"})
+    response.set_cookie(SESSION_COOKIE, value, max_age=max_age, path="/", httponly=True, samesite="strict", secure=secure)
+    response.delete_cookie(LOGIN_COOKIE, path="/login", httponly=True, samesite="strict", secure=secure)
+    return response
+
+
+async def logout(request: Request) -> Response:
+    """End the session server-side (its record is deleted, so the cookie is dead everywhere) and clear the cookie."""
+    ended = _state(request).sessions.sign_out(request.cookies.get(SESSION_COOKIE))
+    response = JSONResponse({"signed_out": ended, "redirect": "/login"}, headers={"cache-control": "no-store"})
+    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict", secure=_secure(request))
     return response
 
 
@@ -194,6 +233,7 @@ def dashboard_routes() -> list[Route]:
     return [
         Route("/", _guard(sessions_page), methods=["GET"]),
         Route("/login", login, methods=["GET", "POST"]),
+        Route("/logout", logout, methods=["POST"]),
         Route("/search", _guard(search_page), methods=["GET"]),
         Route("/session/{session_id:str}", _guard(session_page), methods=["GET"]),
         Route("/usage", _guard(usage_page), methods=["GET"]),

@@ -3,8 +3,9 @@
 A key is 32 random bytes (``hk-`` plus URL-safe base64): guessing is hopeless,
 so a fast hash is enough and a slow one would only cost every request. The
 plain key is printed once by ``hermes serve key add`` and never stored.
-The dashboard cookie is derived from the stored hash, so every process that
-shares the config accepts it, and revoking the key ends it.
+The hashes are not secret material: dashboard cookies are signed with the
+server secret (cookies.py), never derived from a hash, so a copied
+``config.yaml`` lets nobody sign in.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from ..config import read_config_file, set_config_value
 from ..errors import ConfigError, HermesError
 
-__all__ = ["ApiKey", "KEY_PREFIX", "add_key", "cookie_for", "hash_key", "key_for_cookie", "load_keys", "match_key", "revoke_key"]
+__all__ = ["ApiKey", "KEY_PREFIX", "add_key", "hash_key", "load_keys", "match_key", "revoke_key"]
 
 KEY_PREFIX = "hk-"
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -100,25 +101,6 @@ def match_key(keys: Sequence[ApiKey], presented: str | None) -> ApiKey | None:
         if hmac.compare_digest(key.sha256, digest):
             found = key
     return found
-
-
-def _cookie_mac(key: ApiKey) -> str:
-    return hmac.new(bytes.fromhex(key.sha256), b"hermes-dashboard", hashlib.sha256).hexdigest()
-
-
-def cookie_for(key: ApiKey) -> str:
-    """The dashboard cookie value for ``key``: its name and a MAC derived from its hash."""
-    return f"{key.name}.{_cookie_mac(key)}"
-
-
-def key_for_cookie(keys: Sequence[ApiKey], cookie: str | None) -> ApiKey | None:
-    if not cookie or "." not in cookie:
-        return None
-    name, mac = cookie.rsplit(".", 1)
-    for key in keys:
-        if key.name == name and hmac.compare_digest(_cookie_mac(key), mac):
-            return key
-    return None
 
 
 def _validate_name(name: str) -> str:

@@ -52,6 +52,28 @@ document.addEventListener('DOMContentLoaded', function () {
       });
     });
   }
+  // Sign-in and sign-out post JSON: the server refuses form bodies (guard.py), which other sites can send.
+  function post(path, data, form) {
+    return fetch(path, {method: 'POST', credentials: 'same-origin', headers: {'content-type': 'application/json'},
+                        body: JSON.stringify(data)}).then(function (r) {
+      return r.json().then(function (body) {
+        if (r.ok && body.redirect) { window.location.assign(body.redirect); return; }
+        var out = document.getElementById('login-error');
+        if (out) { out.textContent = (body.error && body.error.message) || ('error ' + r.status); }
+      });
+    });
+  }
+  var login = document.getElementById('login-form');
+  if (login) {
+    login.addEventListener('submit', function (ev) {
+      ev.preventDefault();
+      post('/login', {key: login.elements.key.value, csrf: login.elements.csrf.value});
+    });
+  }
+  var logout = document.getElementById('logout');
+  if (logout) {
+    logout.addEventListener('click', function () { post('/logout', {}); });
+  }
   document.body.dataset.ready = 'true';
 });
 """
@@ -67,7 +89,7 @@ def e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def layout(title: str, body: str, *, query: str = "") -> str:
+def layout(title: str, body: str, *, query: str = "", logout: bool = False) -> str:
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -75,14 +97,16 @@ def layout(title: str, body: str, *, query: str = "") -> str:
         f"<title>{e(title)} · hermes</title><style>{_STYLE}</style></head><body>"
         "<header><strong>hermes</strong><a href='/'>sessions</a><a href='/usage'>usage</a>"
         f"<form action='/search' method='get'><input id='q' name='q' value='{e(query)}' placeholder='search messages'>"
-        "<button type='submit'>search</button></form></header>"
+        "<button type='submit'>search</button></form>"
+        + ("<button id='logout' type='button'>sign out</button>" if logout else "") + "</header>"
         f"<main><h1>{e(title)}</h1>{body}</main><script>{_SCRIPT}</script></body></html>"
     )
 
 
-def login_page(error: str = "") -> str:
-    message = f"<p class='reason'>{e(error)}</p>" if error else ""
-    return layout("sign in", f"{message}<form method='post' action='/login'><label>API key "
+def login_page(error: str = "", *, csrf: str = "") -> str:
+    """The sign-in form; its script posts JSON with ``csrf``, the token tied to this form's nonce cookie."""
+    return layout("sign in", f"<p class='reason' id='login-error'>{e(error)}</p><form id='login-form' method='post' action='/login'>"
+                  f"<input type='hidden' name='csrf' value='{e(csrf)}'><label>API key "
                   "<input type='password' name='key' autocomplete='off'></label> <button type='submit'>sign in</button></form>")  # fmt: skip
 
 

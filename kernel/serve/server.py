@@ -59,6 +59,7 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
     app = create_app(home, on_shutdown=on_shutdown)
     state: ServeState = app.state.serve
     check_bind(host, state.settings)
+    state.guard.bound_to(host)  # a specific bind address is a Host name clients may use
     drain = state.settings.drain_timeout
 
     class Server(uvicorn.Server):
@@ -87,6 +88,7 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
         guarded_app(app), host=host, port=port, log_level=log_level, access_log=False, lifespan="on",
         timeout_graceful_shutdown=drain + _INTERRUPT_GRACE_S, timeout_keep_alive=settings.idle_timeout,  # type: ignore[arg-type]
         http=guarded_protocol(ConnectionGuard(settings)),  # header/body deadlines, per-address and total caps
+        proxy_headers=False,  # X-Forwarded-* count only when serve.trust_proxy says so (guard.py)
     )  # fmt: skip
     server = Server(config)
     server_ref["server"] = server

@@ -258,6 +258,7 @@ def test_hostile_requests_get_one_clear_error_and_the_server_keeps_serving(serve
 
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     connection.putrequest("POST", "/v1/responses")
+    connection.putheader("content-type", "application/json")
     connection.putheader("content-length", str(17 * 2**20))  # answered before the body is read
     connection.endheaders(b'{"input": "xxxx')
     response = connection.getresponse()

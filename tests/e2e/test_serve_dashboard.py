@@ -10,6 +10,7 @@ failure naming the fix, never a skip: ``.ci/run`` installs it.
 from __future__ import annotations
 
 import http.cookiejar
+import json
 import re
 import shutil
 import subprocess
@@ -172,18 +173,27 @@ def test_dashboard_sign_in_sets_a_cookie_that_opens_every_page(fake_model_server
             return None
 
     opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), NoRedirect)
+    def sign_in(server: ServeProcess, key: str) -> None:
+        # What the login page's script does: read the form's CSRF token, post JSON with it.
+        form = opener.open(server.url + "/login").read().decode()
+        token = re.search(r"name='csrf' value='([^']+)'", form).group(1)
+        request = urllib.request.Request(server.url + "/login", data=json.dumps({"key": key, "csrf": token}).encode(),
+                                         headers={"content-type": "application/json"})  # fmt: skip
+        opener.open(request)
+
     with ServeProcess(serve_env(fake_model_server, hermes_home)) as server:
         with pytest.raises(urllib.error.HTTPError) as away:
             opener.open(server.url + "/usage")
         assert away.value.code == 303 and away.value.headers["location"] == "/login"
         with pytest.raises(urllib.error.HTTPError) as wrong:
-            opener.open(server.url + "/login", data=urllib.parse.urlencode({"key": "hk-wrong"}).encode())
+            sign_in(server, "hk-wrong")
         assert wrong.value.code == 401 and "not valid" in wrong.value.read().decode()
-        with pytest.raises(urllib.error.HTTPError) as signed:
+        with pytest.raises(urllib.error.HTTPError) as form_post:  # the old form post: refused, browsers send it cross-site
             opener.open(server.url + "/login", data=urllib.parse.urlencode({"key": key}).encode())
-        assert signed.value.code == 303
-        cookie = next(iter(jar))
-        assert cookie.name == "hermes_dashboard" and key not in cookie.value
+        assert form_post.value.code == 415
+        sign_in(server, key)
+        cookie = next(c for c in jar if c.name == "hermes_session")
+        assert key not in cookie.value and cookie.has_nonstandard_attr("HttpOnly")
         page = opener.open(server.url + "/usage")
         assert page.status == 200 and 'id="tokens-per-day"' in page.read().decode()
         assert "content-security-policy" in {k.lower() for k in page.headers.keys()}
