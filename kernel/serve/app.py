@@ -138,9 +138,42 @@ async def _body(request: Request) -> Any:
         if len(raw) > _MAX_BODY:
             raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
     try:
-        return json.loads(raw) if raw else None
+        body = json.loads(raw) if raw else None
+    except RecursionError:
+        raise RequestError(f"the request body nests deeper than {_MAX_DEPTH} levels", code="too_deep") from None
     except ValueError:
         raise RequestError("the request body is not valid JSON") from None
+    _check_depth(body)
+    return body
+
+
+_MAX_DEPTH = 128  # a tool schema nests a few levels; hundreds is an attack on the recursion limit
+
+
+def _check_depth(body: Any) -> None:
+    """A 400 for JSON nested deeper than ``_MAX_DEPTH`` (checked without recursion)."""
+    stack = [(body, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise RequestError(f"the request body nests deeper than {_MAX_DEPTH} levels", code="too_deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+
+
+def _tool_mode(state: ServeState) -> str:
+    mode = state.profiles.serving.config.get("serve.tools", "both")
+    return mode if mode in ("server", "client", "both") else "both"
+
+
+def _client_tools(state: ServeState, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """TurnSpec fields for a request's own tools under ``serve.tools``."""
+    mode = _tool_mode(state)
+    if not tools or mode == "server":
+        return {"client_tools": [], "own_tools": True}
+    return {"client_tools": tools, "own_tools": mode == "both"}
 
 
 def _profile(state: ServeState, model: str) -> Profile:
@@ -270,7 +303,8 @@ async def chat_completions(request: Request) -> Response:
         parsed = parse_chat(await _body(request))
         profile = _profile(state, parsed.model)
         spec = TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.system,
-                        end_after="completed", key_name=key.name if key else None)  # fmt: skip
+                        end_after="completed", key_name=key.name if key else None, tool_results=parsed.tool_results,
+                        options=parsed.options, **_client_tools(state, parsed.tools))  # fmt: skip
         turn = _admit(state, key, spec)
         model = parsed.model or profile.model_id
         if parsed.stream:
@@ -280,7 +314,7 @@ async def chat_completions(request: Request) -> Response:
         from .wire_responses import tool_items
 
         tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]}
-                 for i in tool_items(outcome.result.get("messages") or [], len(parsed.history))]  # fmt: skip
+                 for i in tool_items(outcome.result.get("messages") or [], len(parsed.history) + len(parsed.tool_results))]  # fmt: skip
         return JSONResponse(chat_json(model, outcome, tools))
     except RequestError as exc:
         return _error(exc)
