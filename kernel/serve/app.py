@@ -313,32 +313,65 @@ async def chat_completions(request: Request) -> Response:
         outcome = await _finish(state, key, turn, request)
         from .wire_responses import tool_items
 
-        tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]}
-                 for i in tool_items(outcome.result.get("messages") or [], len(parsed.history) + len(parsed.tool_results))]  # fmt: skip
+        client = {str(c.get("id")) for c in outcome.result.get("client_tool_calls") or []}
+        items = tool_items(outcome.result.get("messages") or [], len(parsed.history) + len(parsed.tool_results), client)
+        tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]} for i in items if i["type"] == "mcp_call"]
         return JSONResponse(chat_json(model, outcome, tools))
     except RequestError as exc:
         return _error(exc)
 
 
 def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKey | None) -> tuple[TurnSpec, int]:
-    """The turn a Responses request asks for, and how many stored messages precede it."""
+    """The turn a Responses request asks for, and the index its input starts at (which names the response).
+
+    The response id is fixed here, before the turn runs: the session it lands in is
+    known (a new session's id is chosen now) and so is where its input starts.
+    """
+    from ..agent.history import repair_history
+    from ..store import new_session_id
+    from .wire_responses import check_results, response_id
+
     name = key.name if key else None
-    if parsed.previous:
-        found = parse_response_id(parsed.previous)
+    tools = _client_tools(state, parsed.tools)
+    common = {"key_name": name, "options": parsed.options, **tools}
+    if parsed.previous or parsed.conversation and state.store(profile).get_session(parsed.conversation) is not None:
         store = state.store(profile)
-        if found is None or store.get_session(found[0]) is None:
-            raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
-                               code="previous_response_not_found", param="previous_response_id")  # fmt: skip
-        session_id, count = found
-        return TurnSpec(profile, parsed.message, session_id=session_id, continue_at=count, key_name=name), count
-    if parsed.conversation:
-        store = state.store(profile)
-        if store.get_session(parsed.conversation) is not None:
-            tip = store.resume(parsed.conversation)
-            return TurnSpec(profile, parsed.message, session_id=parsed.conversation, key_name=name), len(tip.messages)
-        return TurnSpec(profile, parsed.message, new_id=parsed.conversation, history=parsed.history,
-                        system=parsed.instructions, key_name=name), len(parsed.history)  # fmt: skip
-    return TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.instructions, key_name=name), len(parsed.history)
+        if parsed.previous:
+            found = parse_response_id(parsed.previous)
+            if found is None or store.get_session(found[0]) is None:
+                raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
+                                   code="previous_response_not_found", param="previous_response_id")  # fmt: skip
+            session_id, number, starts = found
+            stored = store.get_messages(session_id)
+            if starts:  # the response ends where the next user message starts (or at the tip)
+                later = [i for i, m in enumerate(stored) if i > number and m.get("role") == "user"]
+                count = later[0] if later else None
+            else:
+                count = number if number < len(stored) else None
+        else:
+            session_id, count = parsed.conversation, None
+        if count is None:
+            tip = store.resume(session_id)
+            before = tip.messages
+            session_id = tip.session["id"]
+            results = check_results(parsed.tool_results, before)
+            spec = TurnSpec(profile, parsed.message, session_id=session_id, tool_results=results, **common)
+            parsed.id = response_id(len(before), session_id)
+            return spec, len(before)
+        before = stored[:count]
+        results = check_results(parsed.tool_results, before)
+        branch = new_session_id()
+        spec = TurnSpec(profile, parsed.message, session_id=session_id, continue_at=count, tool_results=results,
+                        branch_id=branch, **common)  # fmt: skip
+        parsed.id = response_id(count, branch)
+        return spec, count
+    history = repair_history(parsed.history)
+    results = check_results(parsed.tool_results, history)
+    new_id = parsed.conversation or new_session_id()
+    spec = TurnSpec(profile, parsed.message, new_id=new_id, history=history, system=parsed.instructions,
+                    tool_results=results, **common)  # fmt: skip
+    parsed.id = response_id(len(history), new_id)
+    return spec, len(history)
 
 
 async def responses(request: Request) -> Response:
@@ -356,7 +389,9 @@ async def responses(request: Request) -> Response:
         outcome = await _finish(state, key, turn, request)
         # A repaired or branched history can shift where this turn starts; the user message marks it.
         messages = outcome.result.get("messages") or []
-        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=before)
+        start = before
+        if spec.message is not None:
+            start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=before)
         return JSONResponse(response_json(parsed, outcome, start, parsed.conversation))
     except RequestError as exc:
         return _error(exc)
