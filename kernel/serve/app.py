@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -144,7 +145,22 @@ async def _body(request: Request) -> Any:
     except ValueError:
         raise RequestError("the request body is not valid JSON") from None
     _check_depth(body)
+    if b"\\ud" in raw.lower():  # a lone surrogate cannot be stored or shown as UTF-8: U+FFFD, as decoders do
+        body = _scrub(body)
     return body
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 _MAX_DEPTH = 128  # a tool schema nests a few levels; hundreds is an attack on the recursion limit

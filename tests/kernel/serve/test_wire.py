@@ -106,3 +106,18 @@ def test_a_tool_result_for_an_unknown_call_names_the_id() -> None:
     with pytest.raises(RequestError, match="arguments"):
         bad = {**_CALL, "function": {"name": "f", "arguments": {"a": 1}}}
         parse_chat({"messages": [{"role": "assistant", "tool_calls": [bad]}, {"role": "user", "content": "q"}]})
+
+
+def test_pages_and_terminal_text_survive_lone_surrogates_and_tool_only_messages() -> None:
+    from hermes.kernel.cli._terminal import printable, printable_for
+    from hermes.kernel.serve.pages import message_html
+
+    html = message_html({"id": 1, "role": "assistant", "content": None, "tool_calls": [_CALL]})
+    assert "null" not in html and "calls get_weather" in html and "Oslo" in html
+    page = message_html({"id": 2, "role": "user", "content": "bad \ud800 text"})
+    page.encode("utf-8")  # a lone surrogate would make the page unencodable (a 500)
+    assert "\ufffd" in page
+    import io
+
+    assert printable("x\ud800\x00") == "x\ufffd^@"
+    printable_for(io.StringIO(), "y\udfff").encode("utf-8")
