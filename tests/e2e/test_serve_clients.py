@@ -232,3 +232,61 @@ def test_lone_surrogates_and_nul_bytes_never_500(serve, fake_model_server: FakeM
                            env={**os.environ, "HERMES_HOME": str(hermes_home)}, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     assert "got it" in shown.stdout and "Traceback" not in shown.stderr
+
+
+# --- LangChain and llm -----------------------------------------------------------------
+
+
+def test_langchain_bind_tools_and_structured_output(serve, fake_model_server: FakeModelServer) -> None:
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather in a city."""
+        return f"7 degrees in {city}"
+
+    server = serve()
+    model = ChatOpenAI(model="hermes", base_url=server.url + "/v1", api_key="none", max_retries=0)
+    fake_model_server.tool_calls(("get_weather", {"city": "Oslo"}))
+    bound = model.bind_tools([get_weather])
+    asked = [HumanMessage("weather in Oslo?")]
+    reply = bound.invoke(asked)
+    assert [(c["name"], c["args"]) for c in reply.tool_calls] == [("get_weather", {"city": "Oslo"})]
+    assert "get_weather" in _offered(fake_model_server.requests[-1])
+    fake_model_server.reply("It is 7 degrees in Oslo.")
+    result = get_weather.invoke(reply.tool_calls[0]["args"])
+    final = bound.invoke([*asked, reply, ToolMessage(result, tool_call_id=reply.tool_calls[0]["id"])])
+    assert final.content == "It is 7 degrees in Oslo."
+    assert fake_model_server.requests[-1].messages[-1]["content"] == "7 degrees in Oslo"
+
+    fake_model_server.tool_calls(("Weather", {"city": "Rome", "degrees": 21}))
+    structured = model.with_structured_output(Weather, method="function_calling").invoke("weather in Rome?")
+    assert structured == Weather(city="Rome", degrees=21)
+    upstream = fake_model_server.requests[-1].body
+    assert upstream["tool_choice"]["function"]["name"] == "Weather" and _offered(fake_model_server.requests[-1])[-1] == "Weather"
+    assert len(fake_model_server.requests) == 3
+
+
+def test_llm_cli_runs_a_functions_tool(serve, fake_model_server: FakeModelServer, tmp_path: Path) -> None:
+    server = serve()
+    user_path = tmp_path / "llm-user"
+    user_path.mkdir()
+    (user_path / "extra-openai-models.yaml").write_text(
+        f"- model_id: hermes\n  model_name: hermes\n  api_base: {server.url}/v1\n  supports_tools: true\n")
+    fake_model_server.tool_calls(("multiply", {"x": 6, "y": 7}))
+    fake_model_server.reply("The product is 42.")
+    llm = Path(sys.executable).with_name("llm")
+    run = subprocess.run(
+        [str(llm), "-m", "hermes", "--functions", "def multiply(x: int, y: int) -> int:\n    return x * y\n",
+         "-T", "llm_version", "what is 6 times 7?"],
+        env={**os.environ, "LLM_USER_PATH": str(user_path), "OPENAI_API_KEY": "none"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "The product is 42." in run.stdout
+    first, second = fake_model_server.requests
+    assert {"multiply", "llm_version"} <= set(_offered(first))  # the --functions tool and the -T one
+    tool_message = second.messages[-1]
+    assert tool_message["role"] == "tool" and tool_message["content"].strip() == "42"
