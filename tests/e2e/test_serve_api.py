@@ -263,7 +263,7 @@ def test_hostile_requests_get_one_clear_error_and_the_server_keeps_serving(serve
     assert response.status == 413 and json.loads(response.read())["error"]["code"] == "request_too_large"
     connection.close()
     status, body = _post(server.url + "/v1/responses", json.dumps({"input": [{"type": "function_call_output"}]}).encode())
-    assert status == 400 and body["error"]["param"] == "input[0]"
+    assert status == 400 and body["error"]["param"] == "input[0].call_id"
     assert fake_model_server.requests == []
     fake_model_server.reply("fine")
     assert server.client().responses.create(model="hermes", input="still there?").output_text == "fine"
