@@ -21,7 +21,7 @@ from pydantic import BaseModel
 
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
-from tests.e2e.serve_process import ServeProcess, serve_env
+from tests.e2e.serve_process import ServeProcess, db_rows, serve_env
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
@@ -94,7 +94,7 @@ def test_responses_stream_keeps_one_id_and_exact_tool_items(serve, fake_model_se
     assert follow.id != final.id
 
 
-def test_chat_completions_stream_helper_and_one_upstream_call(serve, fake_model_server: FakeModelServer) -> None:
+def test_chat_completions_stream_helper_and_one_upstream_call(serve, fake_model_server: FakeModelServer, hermes_home: Path) -> None:
     fake_model_server.reply("Hello there, streamed.")
     client = serve(env={"HERMES_SESSIONS__AUTO_TITLE": "true"}).client()
     with client.chat.completions.stream(model="hermes", messages=[{"role": "user", "content": "hi"}]) as stream:
@@ -108,6 +108,8 @@ def test_chat_completions_stream_helper_and_one_upstream_call(serve, fake_model_
 
     time.sleep(0.5)  # a title call would run in the background after the turn
     assert len(fake_model_server.requests) == 4  # one upstream call per tool-less stateless request, no title calls
+    titles = sorted(t for (t,) in db_rows(hermes_home, "SELECT title FROM sessions"))
+    assert titles == ["hi", "turn 0", "turn 1", "turn 2"]  # named from the first user message, locally
 
 
 def test_parse_helpers_pass_the_schema_through(serve, fake_model_server: FakeModelServer) -> None:
