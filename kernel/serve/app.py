@@ -381,13 +381,14 @@ def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKe
                         branch_id=branch, **common)  # fmt: skip
         parsed.id = response_id(count, branch)
         return spec, count
-    history = repair_history(parsed.history)
-    results = check_results(parsed.tool_results, history)
+    results = check_results(parsed.tool_results, parsed.history)
+    # The runner repairs history and results together; the input starts where the results (or the message) go.
+    start = len(repair_history(parsed.history + results)) - len(results)
     new_id = parsed.conversation or new_session_id()
-    spec = TurnSpec(profile, parsed.message, new_id=new_id, history=history, system=parsed.instructions,
+    spec = TurnSpec(profile, parsed.message, new_id=new_id, history=parsed.history, system=parsed.instructions,
                     tool_results=results, **common)  # fmt: skip
-    parsed.id = response_id(len(history), new_id)
-    return spec, len(history)
+    parsed.id = response_id(start, new_id)
+    return spec, start
 
 
 async def responses(request: Request) -> Response:

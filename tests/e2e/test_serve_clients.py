@@ -292,3 +292,22 @@ def test_llm_cli_runs_a_functions_tool(serve, fake_model_server: FakeModelServer
     assert {"multiply", "llm_version"} <= set(_offered(first))  # the --functions tool and the -T one
     tool_message = second.messages[-1]
     assert tool_message["role"] == "tool" and tool_message["content"].strip() == "42"
+
+
+def test_responses_stateless_tool_history_and_serve_tools_server(serve, fake_model_server: FakeModelServer) -> None:
+    client = serve().client()
+    fake_model_server.reply("Oslo: 7 degrees.")
+    answer = client.responses.create(model="hermes", tools=[FLAT_WEATHER], input=[
+        {"role": "user", "content": "weather in Oslo?"},
+        {"type": "function_call", "call_id": "call_a", "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"},
+        {"type": "function_call_output", "call_id": "call_a", "output": "7 degrees"}])  # fmt: skip
+    assert answer.output_text == "Oslo: 7 degrees."
+    sent = fake_model_server.requests[-1].messages
+    assert [m["role"] for m in sent[1:]] == ["user", "assistant", "tool"]
+    assert sent[2]["tool_calls"][0]["function"]["arguments"] == "{\"city\": \"Oslo\"}" and sent[3]["content"] == "7 degrees"
+
+    only_server = serve(tools="server").client()
+    fake_model_server.reply("no weather tool here")
+    only_server.chat.completions.create(model="hermes", messages=[{"role": "user", "content": "hi"}], tools=[WEATHER])
+    offered = _offered(fake_model_server.requests[-1])
+    assert "get_weather" not in offered and "read_file" in offered
