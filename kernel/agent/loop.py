@@ -416,7 +416,7 @@ class Agent:
                 state.final = "" if step.kind == "fail" else step.text
                 return
             theirs = {t["function"]["name"] for t in self.client_tools}
-            calls = message.get("tool_calls") or [] if step.kind == "tools" else []
+            calls = (message.get("tool_calls") or []) if step.kind == "tools" else []
             external = [c for c in calls if (c.get("function") or {}).get("name") in theirs]
             if external:
                 message["marker"] = CLIENT_TOOLS  # repair_history leaves these calls open for the client
