@@ -145,14 +145,17 @@ async def _body(request: Request) -> Any:
     except ValueError:
         raise RequestError("the request body is not valid JSON") from None
     _check_depth(body)
-    if b"\\ud" in raw.lower():  # a lone surrogate cannot be stored or shown as UTF-8: U+FFFD, as decoders do
+    lowered = raw.lower()
+    if b"\\ud" in lowered or b"\\u0000" in lowered:
+        # A lone surrogate cannot be stored or shown as UTF-8, nor a NUL in a PostgreSQL text
+        # column: both become U+FFFD, as UTF-8 decoders do with bytes they cannot take.
         body = _scrub(body)
     return body
 
 
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return _SURROGATES.sub("\ufffd", value)
+        return _UNSTORABLE.sub("\ufffd", value)
     if isinstance(value, list):
         return [_scrub(v) for v in value]
     if isinstance(value, dict):
@@ -160,7 +163,7 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-_SURROGATES = re.compile("[\ud800-\udfff]")
+_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
 
 
 _MAX_DEPTH = 128  # a tool schema nests a few levels; hundreds is an attack on the recursion limit

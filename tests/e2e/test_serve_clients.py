@@ -234,6 +234,7 @@ def test_lone_surrogates_and_nul_bytes_never_500(serve, fake_model_server: FakeM
                            env={**os.environ, "HERMES_HOME": str(hermes_home)}, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     assert "got it" in shown.stdout and "Traceback" not in shown.stderr
+    assert "bad \ufffd and \ufffd here" in shown.stdout  # stored as U+FFFD at the wire
 
 
 # --- LangChain and llm -----------------------------------------------------------------
