@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = [
+    "CLIENT_TOOLS",
     "SKIPPED_RESULT",
     "defuse_fences",
     "fence_carry_over",
@@ -16,6 +17,8 @@ __all__ = [
 ]
 
 SKIPPED_RESULT = "skipped: this call did not run (the turn was interrupted before it); run it again if it is still needed"
+#: The marker of an assistant message whose tool calls an API client runs (its results continue the turn).
+CLIENT_TOOLS = "client_tools"
 
 # The fences only the kernel opens: recalled memory, and the notes carried over a compaction.
 _FENCE_TAG = re.compile(r"</?\s*(?:memory-context|carry-over)\s*>", re.I)
@@ -121,5 +124,7 @@ def repair_history(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if role == "assistant":
             for call in message.get("tool_calls") or ():
                 open_calls[str(call.get("id"))] = call
-    close_open()
+    last = next((m for m in reversed(repaired) if m.get("role") != "tool"), None)
+    if not (last and last.get("role") == "assistant" and last.get("marker") == CLIENT_TOOLS):
+        close_open()  # the last calls of a turn handed to an API client stay open for its results
     return repaired

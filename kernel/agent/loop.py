@@ -35,7 +35,7 @@ from ..usage import record_request
 from .answers import ReplyRecovery
 from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
-from .history import SKIPPED_RESULT, defuse_fences, fence_carry_over, fence_memory_context, repair_history
+from .history import CLIENT_TOOLS, SKIPPED_RESULT, defuse_fences, fence_carry_over, fence_memory_context, repair_history
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -140,6 +140,11 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
         self.reviews: list[Any] = []  # ReviewSchedule objects, asked after every turn
+        # Tools the caller runs (an API client's): offered beside the agent's own (theirs win a
+        # name clash, or alone without ``offer_own_tools``); a call to one ends the turn with it.
+        self.client_tools: list[dict[str, Any]] = []
+        self.offer_own_tools = True
+        self.request_options: dict[str, Any] = {}  # passed through to every request (tool_choice, response_format)
         self._persisted = 0
         self._ended: str | None = None  # the session whose end was already recorded
         self._ephemeral = ""  # this turn's fenced recall, sent but never stored
@@ -313,21 +318,26 @@ class Agent:
 
     # --- the loop -----------------------------------------------------------------
 
-    def run_conversation(self, message: str) -> dict[str, Any]:
+    def run_conversation(self, message: str | None) -> dict[str, Any]:
         """Run one user turn to its end and report how it went.
 
         Returns ``final_response``, ``messages``, ``api_calls``, ``completed``,
         ``interrupted``, ``partial``, ``failed``, ``error``, ``session_id``
-        (and ``empty`` when the model never produced an answer).
+        (and ``empty`` when the model never produced an answer), and
+        ``client_tool_calls``: calls of :attr:`client_tools` the turn stopped at.
+        ``message=None`` continues the current turn (the caller appended its tool results).
         """
         self._interrupt.clear()
         session_id = self._ensure_session()
-        self.turn += 1
-        self.host.call("on_turn_start", session_id=session_id, turn=self.turn, message=message)
-        recalled = self.host.call("prefetch", session_id=session_id, query=message)
-        self._ephemeral = fence_memory_context(r for r in recalled if isinstance(r, str))
-        self._turn_index = len(self.messages)
-        self._append({"role": "user", "content": message})
+        if message is None:
+            message = next((m.get("content") or "" for m in reversed(self.messages) if m.get("role") == "user"), "")
+        else:
+            self.turn += 1
+            self.host.call("on_turn_start", session_id=session_id, turn=self.turn, message=message)
+            recalled = self.host.call("prefetch", session_id=session_id, query=message)
+            self._ephemeral = fence_memory_context(r for r in recalled if isinstance(r, str))
+            self._turn_index = len(self.messages)
+            self._append({"role": "user", "content": message})
         state = _TurnState()
         try:
             self._run_steps(state)
@@ -357,6 +367,7 @@ class Agent:
             "empty": state.empty,
             "budget_exhausted": state.budget_exhausted,
             "session_id": self.session_id,  # a compression during the turn moved it to a child
+            "client_tool_calls": state.client_calls,
         }
         if self.memory is not None and result["completed"]:
             # Queued on the memory worker: never on the user's time, and never for
@@ -404,10 +415,20 @@ class Agent:
                 state.error = step.text if step.kind == "fail" else "the step budget ran out and the last call gave no answer"
                 state.final = "" if step.kind == "fail" else step.text
                 return
+            theirs = {t["function"]["name"] for t in self.client_tools}
+            calls = (message.get("tool_calls") or []) if step.kind == "tools" else []
+            external = [c for c in calls if (c.get("function") or {}).get("name") in theirs]
+            if external:
+                message["marker"] = CLIENT_TOOLS  # repair_history leaves these calls open for the client
             if step.append:
                 self._append(message)
             if step.kind == "tools":
-                self._run_tools(message.get("tool_calls") or [])
+                own = [c for c in calls if c not in external]
+                if own:
+                    self._run_tools(own)
+                if external:  # the caller runs these; its results continue the turn
+                    state.client_calls, state.final = external, message.get("content") or ""
+                    return
             elif step.kind == "continue":
                 self._append({"role": "user", "content": step.follow_up})
             else:  # answer or incomplete
@@ -443,11 +464,13 @@ class Agent:
             request = ModelRequest(
                 model=route.model,
                 messages=self._request_messages(extra),
-                tools=self.tools.schemas() if with_tools else [],
+                tools=self._tool_schemas() if with_tools else [],
                 max_tokens=max_tokens or self.max_tokens,
                 temperature=self.temperature,
                 stream=self.stream,
-            )
+                extra_body={k: v for k, v in self.request_options.items()
+                            if with_tools or k not in ("tool_choice", "parallel_tool_calls")},
+            )  # fmt: skip
             if route.lease is not None and hasattr(route.lease, "renew_if_due"):
                 route.lease.renew_if_due()  # a long session keeps its key
             try:
@@ -480,6 +503,11 @@ class Agent:
             self._account(outcome.response)
             self._log_request(route, "incomplete" if outcome.partial else "ok", outcome.response)
             return outcome
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        theirs = {t["function"]["name"] for t in self.client_tools}
+        own = [s for s in self.tools.schemas() if s["function"]["name"] not in theirs] if self.offer_own_tools else []
+        return own + list(self.client_tools)
 
     def _invoke(self, route: ModelRoute, request: ModelRequest) -> CallOutcome:
         def on_delta(delta: StreamDelta) -> None:
@@ -570,12 +598,13 @@ class Agent:
             for call in batch:
                 self._emit("tool_start", call.name, call_id=call.id, arguments=call.arguments)
             done = self.tools.run(batch, self.tool_context)
+            redact_tool_results(done, self.tool_context.config)  # before it is shown, stored, saved or sent
             for result in done:
-                self._emit("tool_end", result.name, call_id=result.call_id, error=result.is_error, duration=result.duration)
+                self._emit("tool_end", result.name, call_id=result.call_id, error=result.is_error,
+                           duration=result.duration, output=result.content)  # fmt: skip
             results.extend(done)
         ran = {r.call_id for r in results}
         skipped = [ToolResult(c.id, c.name, SKIPPED_RESULT, is_error=True) for c in parsed if c.id not in ran]
-        redact_tool_results(results, self.tool_context.config)  # before it is stored, saved or sent
         if self.result_budget is not None:
             self.result_budget.apply(results, self.tools)
         self._append(*(r.as_message() for r in results + skipped))
@@ -593,6 +622,7 @@ class _TurnState:
     route_index: int = 0
     budget_exhausted: bool = False
     incomplete: bool = False
+    client_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:

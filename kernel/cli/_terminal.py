@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
-__all__ = ["printable", "printable_for"]
+__all__ = ["printable", "printable_for", "writable"]
 
 # C0 controls but tab and newline, DEL, and the C1 controls (U+0080-U+009F; U+009B is a CSI).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Lone UTF-16 surrogates (a JSON "\\ud800" decodes to one): no UTF-8 stream can write them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def writable(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD, so any UTF-8 stream can take it."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -27,7 +34,7 @@ def _visible(match: re.Match[str]) -> str:
 
 def printable(text: str) -> str:
     """``text`` with every control character but tab and newline shown, never obeyed."""
-    return _CONTROLS.sub(_visible, text)
+    return _CONTROLS.sub(_visible, writable(text))
 
 
 def printable_for(stream: TextIO, text: str) -> str:
@@ -37,4 +44,4 @@ def printable_for(stream: TextIO, text: str) -> str:
         tty = stream.isatty()
     except (AttributeError, ValueError):
         tty = False
-    return printable(text) if tty else text
+    return printable(text) if tty else writable(text)

@@ -165,7 +165,9 @@ def show(
         text = content_text(m["content"])
         typer.echo(printable(f"[{m['id']}] {who}: {text if full or m['role'] != 'tool' else _cut(text, SHOW_TOOL_CHARS)}"))
         for call in m["tool_calls"] or []:
-            typer.echo(printable(f"    tool call: {call}"))
+            function = call.get("function") or {} if isinstance(call, dict) else {}
+            shown = f"{function.get('name')}({function.get('arguments') or ''})" if function else str(call)
+            typer.echo(printable(f"    tool call: {shown}"))
 
 
 @app.command("search")

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -145,9 +146,60 @@ async def _body(request: Request) -> Any:
         if len(raw) > _MAX_BODY:
             raise RequestError(f"the request body is larger than {_MAX_BODY // 2**20} MiB", status=413, code="request_too_large")
     try:
-        return json.loads(raw) if raw else None
+        body = json.loads(raw) if raw else None
+    except RecursionError:
+        raise RequestError(f"the request body nests deeper than {_MAX_DEPTH} levels", code="too_deep") from None
     except ValueError:
         raise RequestError("the request body is not valid JSON") from None
+    _check_depth(body)
+    lowered = raw.lower()
+    if b"\\ud" in lowered or b"\\u0000" in lowered:
+        # A lone surrogate cannot be stored or shown as UTF-8, nor a NUL in a PostgreSQL text
+        # column: both become U+FFFD, as UTF-8 decoders do with bytes they cannot take.
+        body = _scrub(body)
+    return body
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        return _UNSTORABLE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+_UNSTORABLE = re.compile("[\ud800-\udfff\x00]")
+
+
+_MAX_DEPTH = 128  # a tool schema nests a few levels; hundreds is an attack on the recursion limit
+
+
+def _check_depth(body: Any) -> None:
+    """A 400 for JSON nested deeper than ``_MAX_DEPTH`` (checked without recursion)."""
+    stack = [(body, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise RequestError(f"the request body nests deeper than {_MAX_DEPTH} levels", code="too_deep")
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+
+
+def _tool_mode(state: ServeState) -> str:
+    mode = state.profiles.serving.config.get("serve.tools", "both")
+    return mode if mode in ("server", "client", "both") else "both"
+
+
+def _client_tools(state: ServeState, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """TurnSpec fields for a request's own tools under ``serve.tools``."""
+    mode = _tool_mode(state)
+    if not tools or mode == "server":
+        return {"client_tools": [], "own_tools": True}
+    return {"client_tools": tools, "own_tools": mode == "both"}
 
 
 def _profile(state: ServeState, model: str) -> Profile:
@@ -278,7 +330,8 @@ async def chat_completions(request: Request) -> Response:
         parsed = parse_chat(await _body(request))
         profile = _profile(state, parsed.model)
         spec = TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.system,
-                        end_after="completed", key_name=key.name if key else None)  # fmt: skip
+                        end_after="completed", key_name=key.name if key else None, tool_results=parsed.tool_results,
+                        options=parsed.options, **_client_tools(state, parsed.tools))  # fmt: skip
         turn = _admit(state, key, spec)
         model = parsed.model or profile.model_id
         if parsed.stream:
@@ -287,32 +340,66 @@ async def chat_completions(request: Request) -> Response:
         outcome = await _finish(state, key, turn, request)
         from .wire_responses import tool_items
 
-        tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]}
-                 for i in tool_items(outcome.result.get("messages") or [], len(parsed.history))]  # fmt: skip
+        client = {str(c.get("id")) for c in outcome.result.get("client_tool_calls") or []}
+        items = tool_items(outcome.result.get("messages") or [], len(parsed.history) + len(parsed.tool_results), client)
+        tools = [{"name": i["name"], "arguments": i["arguments"], "output": i["output"]} for i in items if i["type"] == "mcp_call"]
         return JSONResponse(chat_json(model, outcome, tools))
     except RequestError as exc:
         return _error(exc)
 
 
 def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKey | None) -> tuple[TurnSpec, int]:
-    """The turn a Responses request asks for, and how many stored messages precede it."""
+    """The turn a Responses request asks for, and the index its input starts at (which names the response).
+
+    The response id is fixed here, before the turn runs: the session it lands in is
+    known (a new session's id is chosen now) and so is where its input starts.
+    """
+    from ..agent.history import repair_history
+    from ..store import new_session_id
+    from .wire_responses import check_results, response_id
+
     name = key.name if key else None
-    if parsed.previous:
-        found = parse_response_id(parsed.previous)
+    tools = _client_tools(state, parsed.tools)
+    common = {"key_name": name, "options": parsed.options, **tools}
+    if parsed.previous or parsed.conversation and state.store(profile).get_session(parsed.conversation) is not None:
         store = state.store(profile)
-        if found is None or store.get_session(found[0]) is None:
-            raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
-                               code="previous_response_not_found", param="previous_response_id")  # fmt: skip
-        session_id, count = found
-        return TurnSpec(profile, parsed.message, session_id=session_id, continue_at=count, key_name=name), count
-    if parsed.conversation:
-        store = state.store(profile)
-        if store.get_session(parsed.conversation) is not None:
-            tip = store.resume(parsed.conversation)
-            return TurnSpec(profile, parsed.message, session_id=parsed.conversation, key_name=name), len(tip.messages)
-        return TurnSpec(profile, parsed.message, new_id=parsed.conversation, history=parsed.history,
-                        system=parsed.instructions, key_name=name), len(parsed.history)  # fmt: skip
-    return TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.instructions, key_name=name), len(parsed.history)
+        if parsed.previous:
+            found = parse_response_id(parsed.previous)
+            if found is None or store.get_session(found[0]) is None:
+                raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
+                                   code="previous_response_not_found", param="previous_response_id")  # fmt: skip
+            session_id, number, starts = found
+            stored = store.get_messages(session_id)
+            if starts:  # the response ends where the next user message starts (or at the tip)
+                later = [i for i, m in enumerate(stored) if i > number and m.get("role") == "user"]
+                count = later[0] if later else None
+            else:
+                count = number if number < len(stored) else None
+        else:
+            session_id, count = parsed.conversation, None
+        if count is None:
+            tip = store.resume(session_id)
+            before = tip.messages
+            session_id = tip.session["id"]
+            results = check_results(parsed.tool_results, before)
+            spec = TurnSpec(profile, parsed.message, session_id=session_id, tool_results=results, **common)
+            parsed.id = response_id(len(before), session_id)
+            return spec, len(before)
+        before = stored[:count]
+        results = check_results(parsed.tool_results, before)
+        branch = new_session_id()
+        spec = TurnSpec(profile, parsed.message, session_id=session_id, continue_at=count, tool_results=results,
+                        branch_id=branch, **common)  # fmt: skip
+        parsed.id = response_id(count, branch)
+        return spec, count
+    results = check_results(parsed.tool_results, parsed.history)
+    # The runner repairs history and results together; the input starts where the results (or the message) go.
+    start = len(repair_history(parsed.history + results)) - len(results)
+    new_id = parsed.conversation or new_session_id()
+    spec = TurnSpec(profile, parsed.message, new_id=new_id, history=parsed.history, system=parsed.instructions,
+                    tool_results=results, **common)  # fmt: skip
+    parsed.id = response_id(start, new_id)
+    return spec, start
 
 
 async def responses(request: Request) -> Response:
@@ -330,7 +417,9 @@ async def responses(request: Request) -> Response:
         outcome = await _finish(state, key, turn, request)
         # A repaired or branched history can shift where this turn starts; the user message marks it.
         messages = outcome.result.get("messages") or []
-        start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=before)
+        start = before
+        if spec.message is not None:
+            start = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=before)
         return JSONResponse(response_json(parsed, outcome, start, parsed.conversation))
     except RequestError as exc:
         return _error(exc)

@@ -6,6 +6,7 @@ Everything the store holds is escaped before it reaches a page.
 from __future__ import annotations
 
 import html
+import re
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -85,8 +86,12 @@ def ts(value: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(value)))
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 def e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+    """HTML-escaped text; lone surrogates (stored from a JSON ``\\ud800``) become U+FFFD, or the page could not encode."""
+    return html.escape(_SURROGATES.sub("\ufffd", "" if value is None else str(value)))
 
 
 def layout(title: str, body: str, *, query: str = "", logout: bool = False) -> str:
@@ -138,6 +143,8 @@ def session_tree(sessions: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _text(content: Any) -> str:
+    if content is None:  # an assistant message that only calls tools: its calls render below
+        return ""
     if isinstance(content, str):
         return content
     return json.dumps(content, ensure_ascii=False, indent=1)

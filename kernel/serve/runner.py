@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .profiles import Profile
@@ -50,7 +50,7 @@ class TurnSpec:
     """
 
     profile: Profile
-    message: str
+    message: str | None  # None: the client's tool results (``tool_results``) continue the turn
     session_id: str | None = None
     new_id: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -59,6 +59,11 @@ class TurnSpec:
     end_after: str | None = None  # end the session after the turn with this reason (stateless requests)
     key_name: str | None = None
     meter: Any = None  # the key's TurnMeter (limits.py): asked before every model call, settled at the end
+    tool_results: list[dict[str, Any]] = field(default_factory=list)  # tool messages appended before the turn
+    client_tools: list[dict[str, Any]] = field(default_factory=list)  # Chat tool schemas the client runs
+    own_tools: bool = True  # offer the agent's tools too (serve.tools)
+    options: dict[str, Any] = field(default_factory=dict)  # tool_choice, response_format, ... passed through
+    branch_id: str | None = None  # the id a branch from ``continue_at`` gets (response ids name it up front)
 
     @property
     def lock_key(self) -> str:
@@ -232,9 +237,13 @@ class TurnRunner:
                 _close(agent)
                 agent = spec.profile.build_agent(self.settings, session_id=None, on_event=turn.on_event)
                 agent.parent_session_id = spec.session_id
-                spec = TurnSpec(spec.profile, spec.message, history=history, key_name=spec.key_name, meter=spec.meter)
+                spec = replace(spec, session_id=None, continue_at=None, history=history, system=None, new_id=spec.branch_id)
             turn._agent = agent
             _bind_meter(agent, spec.meter)
+            agent.client_tools, agent.offer_own_tools, agent.request_options = spec.client_tools, spec.own_tools, spec.options
+            # API sessions are titled from their first user message below, never by a model call per request.
+            agent.reviews[:] = [r for r in agent.reviews if getattr(r, "name", None) != "title"]
+            seeded = False
             if spec.new_id and agent.store.get_session(spec.new_id) is not None:
                 # A request for the same new conversation ran first (it held the lock): continue it.
                 agent.switch_to(spec.new_id)
@@ -243,18 +252,22 @@ class TurnRunner:
                     agent.session_id = spec.new_id  # the new session is created under this id
                 if spec.system:
                     agent.system_message = spec.system
-                if spec.history:
+                if spec.history or spec.tool_results:
                     from ..agent.history import repair_history
 
                     # A client's history may pair tool calls and results badly; providers reject that.
-                    agent.messages = repair_history(spec.history)  # persisted with the first flush of the turn
+                    agent.messages = repair_history(spec.history + spec.tool_results)  # persisted with the first flush
+                    seeded = True
             store = agent.store
             before_id = agent.session_id
             before = _usage_of(store, before_id) if before_id and store.get_session(before_id) else ({}, 0.0)
+            if not seeded:
+                _add_results(agent, spec)
             if turn.interrupted:
                 agent.interrupt()
             result = agent.run_conversation(spec.message)
             session_id = result["session_id"]
+            _title_locally(store, session_id, agent.messages)
             tokens, cost = _usage_of(store, session_id)
             if before_id and before_id != session_id:  # compressed into a child: count the parent's share too
                 old_tokens, old_cost = _usage_of(store, before_id)
@@ -371,6 +384,39 @@ def _bind_meter(agent: Any, meter: Any) -> None:
     slot = agent.tool_context.services.get("serve.meter")
     if slot is not None:
         slot.meter, slot.interrupted = meter, lambda: agent.interrupted
+
+
+def _add_results(agent: Any, spec: TurnSpec) -> None:
+    """Append the client's tool results to a stored session; a new user message first closes calls left open."""
+    from ..agent.history import repair_history
+
+    if spec.tool_results:
+        agent.messages.extend(spec.tool_results)  # persisted with the turn's first flush
+    elif agent.messages and spec.message is not None:
+        closed = repair_history([*agent.messages, {"role": "user", "content": ""}])[:-1]
+        if len(closed) > len(agent.messages) and closed[: len(agent.messages)] == agent.messages:
+            agent.messages[:] = closed  # the client moved on without the results: skipped ones are stored
+
+
+def _title_locally(store: Any, session_id: str, messages: list[dict[str, Any]]) -> None:
+    """Name an untitled session after its first user message (no model call; never raises)."""
+    from ..store import TitleInUseError
+
+    try:
+        first = next((m.get("content") for m in messages if m.get("role") == "user"), None)
+        row = store.get_session(session_id)
+        if not isinstance(first, str) or row is None or row.get("title"):
+            return
+        words = " ".join(first.encode("utf-8", "replace").decode("utf-8").replace("\x00", "").split())
+        title = words if len(words) <= 60 else words[:57].rsplit(" ", 1)[0] + "…"
+        if not title:
+            return
+        try:
+            store.set_title(session_id, title)
+        except TitleInUseError:
+            store.set_title(session_id, f"{title} ({session_id[-6:]})")
+    except Exception as exc:  # noqa: BLE001 - a title is a nicety
+        log.info("no title for %s: %s", session_id, exc)
 
 
 def _close(agent: Any) -> None:
