@@ -39,7 +39,21 @@ def serve(
 
     app_state = state(ctx)
     app_state.config  # a broken config.yaml fails here with its one line
+    _say_toolsets(app_state.config)
     run_server(app_state.home, host, port, log_level=log_level)
+
+
+def _say_toolsets(config: object) -> None:
+    """One line at start: the toolsets the served agents get (terminal only when serve.toolsets names it)."""
+    import sys
+
+    from ..host import PluginHost
+    from ..serve.profiles import OFF_ON_A_SERVER, server_toolsets
+
+    on = server_toolsets(config, PluginHost(disabled=tuple(config.disabled_plugins)))  # type: ignore[attr-defined]
+    off = [name for name in OFF_ON_A_SERVER if name not in on]
+    note = f"; {', '.join(off)} off (enable with serve.toolsets)" if off else ""
+    print(f"hermes serve: toolsets on: {', '.join(on) or 'none'}{note}", file=sys.stderr, flush=True)
 
 
 @keys_app.command("add")
