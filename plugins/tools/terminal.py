@@ -23,6 +23,7 @@ from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
 from hermes.kernel.approvals import ALLOWED_COMMANDS_KEY, CommandAllowList, is_unattended, unreadable_part
+from hermes.kernel.paths_policy import command_denied_reason
 
 from ._common import opt_int, opt_str, req_str, resolve_path
 from ._danger import dangerous_reason
@@ -157,7 +158,14 @@ def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
     if not cwd.is_dir():
         raise ToolError(f"working directory {workdir or str(cwd)} does not exist or is not a folder.")
 
-    if is_unattended(ctx):
+    unattended = is_unattended(ctx)
+    denied = command_denied_reason(command, cwd, hermes_home=getattr(ctx.home, "root", None), recursive=unattended)
+    if denied is not None:
+        raise ToolError(
+            f"command blocked: {denied}. This path is never open to the agent, not even with approval; do not try "
+            "to reach it another way. Ask the user to do it themselves if it is needed."
+        )
+    if unattended:
         unreadable = unreadable_part(command)
         if unreadable is not None:
             raise ToolError(
