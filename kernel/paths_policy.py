@@ -9,8 +9,8 @@
   ``HERMES_HOME``'s own secrets, ``/etc/shadow``, ``/etc/sudoers``; ``/etc/passwd`` for
   writes) is refused whatever the approval mode.
 * ``HERMES_HOME``'s secrets are ``.env`` (and ``.env.*``), ``config.yaml`` (it holds the
-  server's key hashes), ``auth.json``, ``serve_secret`` and key files (``*.key``, ``*.pem``,
-  ``*secret*``), in HERMES_HOME itself, in every profile and in their ``hermes-kernel/``
+  server's key hashes) and its migration backups, ``auth.json``, ``serve_secret`` and key
+  files (``*.key``, ``*.pem``, ``*secret*``, ``*.bak``), in HERMES_HOME itself, in every profile and in their ``hermes-kernel/``
   folders. Names are compared case-insensitively (``.ENV`` on a case-insensitive disk is
   ``.env``), and a file that *is* one of them (same device and inode: a hard link, a bind
   mount, ``/proc/self/root/…``, ``/proc/self/fd/N``) is denied under any name.
@@ -59,8 +59,9 @@ _DENIED_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.pa
 _DENIED_SYSTEM_DIRS = ("/etc/sudoers.d",)
 _DENIED_SYSTEM_WRITES = ("/etc/passwd", "/etc/group")
 # In HERMES_HOME, every profile in it and their hermes-kernel/ folders (globs, compared casefolded).
-HERMES_SECRET_NAMES = (".env", ".env.*", "config.yaml", "config.yml", "auth.json", "auth.json.*", "serve_secret*",
-                       "*.key", "*.pem", "*secret*")  # fmt: skip
+# ``config.yaml.*`` and ``*.bak``: the backups a config migration leaves beside the file hold the same keys.
+HERMES_SECRET_NAMES = (".env", ".env.*", "config.yaml", "config.yaml.*", "config.yml", "config.yml.*", "auth.json",
+                       "auth.json.*", "serve_secret*", "*.key", "*.pem", "*secret*", "*.bak")  # fmt: skip
 _SECRET_INODES_TTL_S = 1.0
 _secret_inodes_cache: dict[str, tuple[float, frozenset[tuple[int, int]]]] = {}
 
