@@ -217,7 +217,7 @@ def command_denied_reason(command: str, cwd: Path, *, hermes_home: Path | None =
     for item in parsed:
         words = item.argv[1:] + item.writes + item.reads
         if recursive and _reads_folders(item.argv):
-            for word in item.argv[1:]:
+            for word in [*item.argv[1:], "."]:  # "." : with no folder given, most of them read the working one
                 expanded = os.path.expanduser(os.path.expandvars(word))
                 for folder in folders:
                     full = Path(os.path.realpath(expanded if os.path.isabs(expanded) else os.path.join(folder, expanded)))

@@ -190,3 +190,26 @@ def test_a_server_has_every_cli_toolset_but_the_terminal_unless_serve_toolsets_s
     assert "terminal" not in default and {"files", "todo", "memory"} <= set(default)
     assert server_toolsets(Config({"toolsets": ["files", "terminal"]}), host) == ["files"]
     assert server_toolsets(Config({"serve": {"toolsets": ["files", "terminal"]}}), host) == ["files", "terminal"]
+
+
+def test_on_a_server_a_sub_agent_gets_no_toolset_its_parent_lacks(hh: Path) -> None:
+    from types import SimpleNamespace
+
+    from hermes.kernel import Tool
+    from hermes.plugins.tools.delegate import delegate_task
+
+    ran: list[object] = []
+    files_tool = Tool(name="read_file", description="d", parameters={"type": "object"}, handler=lambda a, c: "", toolset="files")
+    delegator = SimpleNamespace(parent=SimpleNamespace(tools=[files_tool]), run=lambda tasks: ran.append(tasks) or ["ok"])
+    ctx = _ctx(hh, hh / "workspace", services={UNATTENDED_SERVICE: True, "delegator": delegator})
+    with pytest.raises(ToolError, match=r"toolsets this server does not give you \(terminal\)"):
+        delegate_task({"goal": "run it", "toolsets": ["files", "terminal"]}, ctx)
+    assert not ran
+    assert "ok" in delegate_task({"goal": "read it", "toolsets": ["files"]}, ctx) and len(ran) == 1
+
+
+def test_on_a_server_a_folder_reader_without_a_path_reads_the_working_folder(hh: Path) -> None:
+    ctx = _ctx(hh, hh, services={UNATTENDED_SERVICE: True})  # a server whose workspace is HERMES_HOME itself
+    for command in ("grep -r SECRET", "rg SECRET", "tar cf /tmp/x.tar ."):
+        with pytest.raises(ToolError, match="reads HERMES_HOME"):
+            terminal({"command": command}, ctx)
