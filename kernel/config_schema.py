@@ -295,6 +295,8 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("serve.allowed_commands", "list", [], "Glob patterns of commands the allow-list approves."),
     _k("serve.tools", "str", "both", "Tools a request that brings its own `tools` gets: server (the agent's only), "
        "client (the client's only) or both (the client's win a name clash).", choices=("server", "client", "both")),
+    _k("serve.toolsets", "list", [], "Toolsets a server's agents get; empty: those of toolsets (all installed when empty) minus terminal.",
+       plugin_group="hermes.tools"),
     _k("serve.workspace", "str", "", "Folder the server's file tools are confined to; empty: HERMES_HOME/workspace."),
     _k("serve.requests_per_minute", "int", 0, "Requests per minute per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),
     _k("serve.cost_per_day", "float", 0.0, "USD per day per key, for keys that set none; 0: unlimited.", min=0, max=10_000_000),

@@ -14,6 +14,7 @@ or credentials) is left out with a visible warning, never silently injected.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,7 +129,13 @@ def load_project_context(cwd: Path, cap_chars: int = DEFAULT_CAP_CHARS) -> Proje
     warnings: list[str] = []
     parts: list[str] = []
     kept: list[Path] = []
+    from .paths_policy import denied_reason
+
     for path in files:
+        denied = denied_reason(Path(os.path.realpath(path)), write=False)
+        if denied is not None:  # an AGENTS.md linked to HERMES_HOME/.env must not reach the prompt
+            warnings.append(f"project context {path} left out: {denied}")
+            continue
         try:
             text = _read(path)
         except OSError as exc:

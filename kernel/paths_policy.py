@@ -6,17 +6,28 @@
 * Outside them a read or a write needs approval (``ToolContext.approve``): the REPL asks, a
   one-shot run refuses with a message the model can act on, ``--yolo`` approves.
 * The deny list (SSH and GPG keys, ``.netrc``, ``.pgpass``, git and cloud credentials,
-  ``HERMES_HOME/.env`` and ``auth.json``, ``/etc/shadow``, ``/etc/sudoers``; ``/etc/passwd``
-  for writes) is refused whatever the approval mode.
+  ``HERMES_HOME``'s own secrets, ``/etc/shadow``, ``/etc/sudoers``; ``/etc/passwd`` for
+  writes) is refused whatever the approval mode.
+* ``HERMES_HOME``'s secrets are ``.env`` (and ``.env.*``), ``config.yaml`` (it holds the
+  server's key hashes) and its migration backups, ``auth.json``, ``serve_secret`` and key
+  files (``*.key``, ``*.pem``, ``*secret*``, ``*.bak``), in HERMES_HOME itself, in every profile and in their ``hermes-kernel/``
+  folders. Names are compared case-insensitively (``.ENV`` on a case-insensitive disk is
+  ``.env``), and a file that *is* one of them (same device and inode: a hard link, a bind
+  mount, ``/proc/self/root/…``, ``/proc/self/fd/N``) is denied under any name.
 
 Symlinks and ``..`` are resolved before any check, and both the spelled and the resolved
-path must pass the deny list. This is a guard against a model's mistakes and a hostile
-file's suggestions, not a sandbox.
+path must pass the deny list. :func:`command_denied_reason` applies the same list to the
+paths a shell command names (the ``terminal`` tool's reads, where the parser can see them).
+This is a guard against a model's mistakes and a hostile file's suggestions, not a sandbox.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import glob
 import os
+import re
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,9 +38,12 @@ from .tools import ToolContext, ToolError
 __all__ = [
     "DENIED_HOME_DIRS",
     "DENIED_HOME_FILES",
+    "HERMES_SECRET_NAMES",
     "check_no_markers",
     "check_path",
+    "command_denied_reason",
     "denied_reason",
+    "is_hermes_secret_name",
     "workspace_roots",
 ]
 
@@ -44,8 +58,12 @@ DENIED_HOME_FILES = (
 _DENIED_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/master.passwd")
 _DENIED_SYSTEM_DIRS = ("/etc/sudoers.d",)
 _DENIED_SYSTEM_WRITES = ("/etc/passwd", "/etc/group")
-# In HERMES_HOME and every profile in it.
-_HERMES_SECRETS = (".env", "auth.json")
+# In HERMES_HOME, every profile in it and their hermes-kernel/ folders (globs, compared casefolded).
+# ``config.yaml.*`` and ``*.bak``: the backups a config migration leaves beside the file hold the same keys.
+HERMES_SECRET_NAMES = (".env", ".env.*", "config.yaml", "config.yaml.*", "config.yml", "config.yml.*", "auth.json",
+                       "auth.json.*", "serve_secret*", "*.key", "*.pem", "*secret*", "*.bak")  # fmt: skip
+_SECRET_INODES_TTL_S = 1.0
+_secret_inodes_cache: dict[str, tuple[float, frozenset[tuple[int, int]]]] = {}
 
 _APPROVED_KEY = "approved_paths"  # ctx.state: paths the user already approved this session
 
@@ -79,8 +97,144 @@ def denied_reason(path: Path, *, write: bool, hermes_home: Path | None = None) -
     if write and text in _DENIED_SYSTEM_WRITES:
         return f"{text} is a system account file"
     root = _real(str(hermes_home or hermes_root()))
-    if path.name in _HERMES_SECRETS and (path.parent == root or path.parent.parent == root / "profiles"):
-        return f"{path.name} in HERMES_HOME holds the agent's own keys"
+    if is_hermes_secret_name(path.name) and _is_home_folder(path.parent, root):
+        return f"{path.name} in HERMES_HOME holds the agent's own keys or settings"
+    if _same_file_as_secret(path, root):
+        return "it is one of HERMES_HOME's secret files (.env, config.yaml, auth.json, keys) under another name"
+    return None
+
+
+def is_hermes_secret_name(name: str) -> bool:
+    """True for the names of HERMES_HOME's secret files, in any letter case."""
+    folded = name.casefold()
+    return any(fnmatch.fnmatchcase(folded, pattern) for pattern in HERMES_SECRET_NAMES)
+
+
+def _home_folders(root: Path) -> list[Path]:
+    """HERMES_HOME, each profile, and their ``hermes-kernel`` folders (where secret files live)."""
+    folders = [root, root / "hermes-kernel"]
+    profiles = root / "profiles"
+    try:
+        children = sorted(profiles.iterdir()) if profiles.is_dir() else []
+    except OSError:
+        children = []
+    for child in children:
+        folders += [child, child / "hermes-kernel"]
+    return folders
+
+
+def _is_home_folder(folder: Path, root: Path) -> bool:
+    text, base = str(folder).casefold(), str(root).casefold()
+    if text in (base, f"{base}/hermes-kernel"):
+        return True
+    rest = text[len(base) + 1 :] if text.startswith(base + "/") else ""
+    parts = rest.split("/")
+    return len(parts) in (2, 3) and parts[0] == "profiles" and (len(parts) == 2 or parts[2] == "hermes-kernel")
+
+
+def _secret_inodes(root: Path) -> frozenset[tuple[int, int]]:
+    """(device, inode) of every secret file in HERMES_HOME's folders, re-read at most once a second."""
+    now = time.monotonic()
+    cached = _secret_inodes_cache.get(str(root))
+    if cached is not None and now - cached[0] < _SECRET_INODES_TTL_S:
+        return cached[1]
+    found: set[tuple[int, int]] = set()
+    for folder in _home_folders(root):
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if is_hermes_secret_name(entry.name):
+                try:
+                    info = os.stat(entry.path)
+                except OSError:
+                    continue
+                found.add((info.st_dev, info.st_ino))
+    inodes = frozenset(found)
+    _secret_inodes_cache[str(root)] = (now, inodes)
+    return inodes
+
+
+def _same_file_as_secret(path: Path, root: Path) -> bool:
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (info.st_dev, info.st_ino) in _secret_inodes(root)
+
+
+# Words of a command that may name a file: the whole word, the value of --opt=VALUE, quoted strings in code.
+_QUOTED_RE = re.compile(r"""(['"])([^'"\s]{1,4096})\1""")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+def _candidates(word: str) -> list[str]:
+    found = [word]
+    if "=" in word:
+        found.append(word.split("=", 1)[1])
+    found += [m.group(2) for m in _QUOTED_RE.finditer(word)]
+    return [c for c in found if c and len(c) < 4096]
+
+
+_FOLDER_READERS = frozenset({"rg", "ag", "ack", "tar", "zip", "7z", "rsync", "scp"})
+
+
+def _reads_folders(argv: list[str]) -> bool:
+    """A command that reads every file under a folder it is given (``grep -r``, ``rg``, ``tar``, ``cp -r`` …)."""
+    name, flags = argv[0], [a for a in argv[1:] if a.startswith("-")]
+    if name in _FOLDER_READERS:
+        return True
+    short = "".join(f[1:] for f in flags if not f.startswith("--"))
+    if name in ("grep", "egrep", "fgrep"):
+        return "r" in short or "R" in short or any(f.startswith(("--recursive", "--dereference-recursive")) for f in flags)
+    if name == "cp":
+        return any(c in short for c in "rRa") or "--recursive" in flags or "--archive" in flags
+    return name == "find" and any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in argv)
+
+
+def command_denied_reason(command: str, cwd: Path, *, hermes_home: Path | None = None, recursive: bool = False) -> str | None:
+    """Why a shell command names a path on the deny list (as a reader would see it), or None.
+
+    Every word of every simple command the parser finds (arguments, redirection targets,
+    ``--opt=VALUE`` values, quoted strings inside ``python -c`` code), with ``~`` and
+    environment variables expanded and globs matched, resolved against the working folder
+    and each folder a ``cd`` in the command names. It cannot see paths built at run time.
+    With ``recursive`` (a server), a command that reads a whole folder (``grep -r``, ``rg``,
+    ``tar``, ``cp -r``, ``find -exec``) holding HERMES_HOME is denied too.
+    """
+    from .shell import simple_commands
+
+    parsed = simple_commands(command)
+    folders = [Path(cwd)]
+    for item in parsed:
+        if item.name in ("cd", "pushd") and len(item.argv) > 1:
+            target = Path(os.path.expanduser(os.path.expandvars(item.argv[1])))
+            folders.append(target if target.is_absolute() else Path(cwd) / target)
+        elif item.name in ("cd", "pushd"):
+            folders.append(Path.home())
+    root = _real(str(hermes_home or hermes_root()))
+    for item in parsed:
+        words = item.argv[1:] + item.writes + item.reads
+        if recursive and _reads_folders(item.argv):
+            for word in [*item.argv[1:], "."]:  # "." : with no folder given, most of them read the working one
+                expanded = os.path.expanduser(os.path.expandvars(word))
+                for folder in folders:
+                    full = Path(os.path.realpath(expanded if os.path.isabs(expanded) else os.path.join(folder, expanded)))
+                    if full.is_dir() and _inside(root, full):
+                        return f"{word}: reading it whole reads HERMES_HOME ({root}) and the agent's own keys in it"
+        for word in words:
+            for candidate in _candidates(word):
+                expanded = os.path.expanduser(os.path.expandvars(candidate))
+                for folder in folders:
+                    full = expanded if os.path.isabs(expanded) else os.path.join(folder, expanded)
+                    matches = glob.glob(full)[:200] if _GLOB_CHARS.search(full) else [full]
+                    for match in matches:
+                        spelled = Path(os.path.abspath(match))
+                        for path in (spelled, Path(os.path.realpath(match))):
+                            reason = denied_reason(path, write=False, hermes_home=hermes_home)
+                            if reason is not None:
+                                return f"{candidate}: {reason}"
     return None
 
 

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..approvals import UNATTENDED_SERVICE
 from ..config import Config, load_config
 from ..errors import ConfigError
 from ..home import DEFAULT_PROFILE, HermesHome, validate_profile_name
 from ..host import PluginHost
 from .settings import ServeSettings
 
-__all__ = ["Profile", "ProfileSet", "WORKSPACE_SERVICE"]
+__all__ = ["Profile", "ProfileSet", "WORKSPACE_SERVICE", "server_toolsets"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,23 @@ log = logging.getLogger(__name__)
 WORKSPACE_SERVICE = "workspace"
 #: ``ToolContext.services`` key of the agent's :class:`~.limits.MeterSlot` (the running turn's spend limits).
 METER_SERVICE = "serve.meter"
+
+
+#: Toolsets a server leaves out unless ``serve.toolsets`` names them.
+OFF_ON_A_SERVER = ("terminal",)
+
+
+def server_toolsets(config: Config, host: PluginHost) -> list[str]:
+    """The toolsets a server's agents get: ``serve.toolsets``, else the CLI's minus ``terminal``."""
+    from ..tool_registry import TOOLS_GROUP
+
+    chosen = config.get("serve.toolsets", []) or []
+    if isinstance(chosen, str):
+        chosen = [part.strip() for part in chosen.split(",") if part.strip()]
+    if chosen:
+        return [str(name) for name in chosen]
+    cli = [str(name) for name in config.get("toolsets", []) or []] or [*host.available(TOOLS_GROUP), "memory"]
+    return [name for name in cli if name not in OFF_ON_A_SERVER]
 
 
 @dataclass
@@ -106,9 +124,11 @@ class Profile:
             on_event=on_event,
             approve=settings.approver(),
             cwd=workspace,
+            toolsets=server_toolsets(self.config, host),
         )
         agent.tool_context.services[WORKSPACE_SERVICE] = workspace.resolve()
         agent.tool_context.services[METER_SERVICE] = slot
+        agent.tool_context.services[UNATTENDED_SERVICE] = True
         return agent
 
 

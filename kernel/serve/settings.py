@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..approvals import CommandAllowList
 from ..config import Config
 from ..errors import ConfigError
 from ..home import HermesHome
@@ -79,12 +79,10 @@ class ServeSettings:
         )
 
     def approver(self) -> Callable[[str, str], bool] | None:
-        """The ``approve`` callback tools get: None (refuse every dangerous command) or the allow-list."""
+        """The ``approve`` callback tools get: None (refuse every dangerous command) or the allow-list.
+
+        The allow-list matches parsed commands part by part (:class:`~hermes.kernel.approvals.CommandAllowList`).
+        """
         if self.approvals == "refuse":
             return None
-        patterns = self.allowed_commands
-
-        def approve(command: str, reason: str) -> bool:
-            return any(fnmatch.fnmatchcase(command.strip(), pattern) for pattern in patterns)
-
-        return approve
+        return CommandAllowList(self.allowed_commands)

@@ -246,12 +246,37 @@ def _code_reason(command: SimpleCommand) -> str | None:
     return None
 
 
+# Environment variables whose value a program runs as a command (or loads as code).
+_COMMAND_VARS = frozenset({
+    "GIT_SSH_COMMAND", "GIT_SSH", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
+    "GIT_CONFIG_PARAMETERS", "SSH_ASKPASS", "BASH_ENV", "ENV", "PROMPT_COMMAND",
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS", "RUBYOPT",
+})  # fmt: skip
+_ASSIGNED_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def _hidden_command_reason(command: SimpleCommand) -> str | None:
+    """``GIT_SSH_COMMAND='…' git push``: the program runs the variable's value, which the table never reads."""
+    for word in command.words:
+        match = _ASSIGNED_RE.match(word)
+        if match is None:
+            if word not in ("env", "sudo", "command", "exec") and not word.startswith("-"):
+                return None
+            continue
+        if match.group(1) in _COMMAND_VARS:
+            return "runs a command or loads code hidden in an environment variable"
+    return None
+
+
 def _line_reason(command: str, depth: int = 0) -> str | None:
     for regex, reason in _compiled()[1]:
         if regex.search(command):
             return reason
     commands = simple_commands(command)
     for parsed in commands:
+        reason = _hidden_command_reason(parsed)
+        if reason is not None:
+            return reason
         line = parsed.line()
         for regex, reason in _compiled()[0]:
             if regex.search(line):

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel.approvals import is_unattended
 
 __all__ = ["TOOLS", "delegate_task"]
 
@@ -50,12 +51,27 @@ def _tasks(args: dict[str, Any]) -> list[dict[str, Any]]:
     return tasks
 
 
+def _check_server_toolsets(tasks: list[dict[str, Any]], delegator: Any) -> None:
+    """On a server a sub-agent gets no toolset its parent lacks (``serve.toolsets`` decides: no terminal by default)."""
+    parent = getattr(delegator, "parent", None)
+    have = {getattr(tool, "toolset", None) for tool in getattr(parent, "tools", None) or []}
+    for number, task in enumerate(tasks, start=1):
+        missing = sorted(set(task["toolsets"] or ()) - have)
+        if missing:
+            raise ToolError(
+                f"tasks[{number}] asks for toolsets this server does not give you ({', '.join(missing)}); "
+                "a sub-agent gets only toolsets you have (serve.toolsets decides). Leave toolsets out or pick from yours."
+            )
+
+
 def delegate_task(args: dict[str, Any], ctx: ToolContext) -> str:
     """Run one task or a batch in fresh sub-agents; return one report per task, in order."""
     delegator = ctx.services.get("delegator")
     if delegator is None:
         raise ToolError("delegation is not available here (sub-agents cannot delegate further); do the work yourself")
     tasks = _tasks(args)
+    if is_unattended(ctx):
+        _check_server_toolsets(tasks, delegator)
     try:
         results = delegator.run(tasks)
     except Exception as exc:  # never let a spawning failure end the parent's turn

@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel.paths_policy import denied_reason
 from hermes.kernel.skills import SkillError, SkillManager, SkillsLibrary
 from hermes.kernel.skills.manage import safe_support_path
 
@@ -65,6 +66,17 @@ def skills_list(args: dict[str, Any], ctx: ToolContext) -> str:
     return json.dumps(result, ensure_ascii=False)
 
 
+def _check_not_denied(ctx: ToolContext, path: Any, shown: str) -> None:
+    """A skill file that is (a link to) one of the path policy's denied files is never shown."""
+    import os
+    from pathlib import Path
+
+    for candidate in (Path(os.path.abspath(path)), Path(os.path.realpath(path))):
+        reason = denied_reason(candidate, write=False, hermes_home=getattr(ctx.home, "root", None))
+        if reason is not None:
+            raise ToolError(f"{shown}: access denied: {reason}. It is never shown to the agent.")
+
+
 def skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
     """SKILL.md of a skill plus its list of support files, or one support file with ``file``."""
     name = req_str(args, "name")
@@ -73,6 +85,7 @@ def skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
     if skill is None:
         raise ToolError(f"no skill named {name!r}; call skills_list to see the available ones")
     if file is None or file == "SKILL.md":
+        _check_not_denied(ctx, skill.skill_md, "SKILL.md")
         text = skill.skill_md.read_text(encoding="utf-8")
         files = skill.support_files()
         footer = ("\n\n[support files: " + ", ".join(files) + " — load one with skill_view(name, file)]") if files else ""
@@ -83,6 +96,7 @@ def skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
         raise ToolError(str(exc)) from None
     if not path.is_file():
         raise ToolError(f"{file} does not exist in skill {name!r}; available: {', '.join(skill.support_files()) or 'none'}")
+    _check_not_denied(ctx, path, file)
     data = path.read_bytes()
     if b"\x00" in data[:8192]:
         raise ToolError(f"{file} is a binary file; it cannot be shown as text")

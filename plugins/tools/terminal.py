@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel.approvals import ALLOWED_COMMANDS_KEY, CommandAllowList, is_unattended, unreadable_part
+from hermes.kernel.paths_policy import command_denied_reason
 
 from ._common import opt_int, opt_str, req_str, resolve_path
 from ._danger import dangerous_reason
@@ -156,9 +158,40 @@ def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
     if not cwd.is_dir():
         raise ToolError(f"working directory {workdir or str(cwd)} does not exist or is not a folder.")
 
+    unattended = is_unattended(ctx)
+    denied = command_denied_reason(command, cwd, hermes_home=getattr(ctx.home, "root", None), recursive=unattended)
+    if denied is not None:
+        raise ToolError(
+            f"command blocked: {denied}. This path is never open to the agent, not even with approval; do not try "
+            "to reach it another way. Ask the user to do it themselves if it is needed."
+        )
+    if unattended:
+        unreadable = unreadable_part(command)
+        if unreadable is not None:
+            raise ToolError(
+                f"command blocked: {unreadable}. On this server nobody can approve a command that cannot be "
+                f"read before it runs, and no pattern in {ALLOWED_COMMANDS_KEY} lets one through. Write the "
+                "command out literally (no variable, substitution or glob as the program)."
+            )
     reason = dangerous_reason(command)
     if reason is not None:
-        if ctx.approve is None:
+        if isinstance(ctx.approve, CommandAllowList):
+            refusal = ctx.approve.refusal(command)
+            if refusal is not None:
+                raise ToolError(
+                    f"command blocked: it {reason}, and on this server such a command runs only when every part "
+                    f"of it (each command, pipe stage, substitution and redirection) matches a pattern in "
+                    f"{ctx.approve.config_key}; {refusal}. Do not run it another way; run only the allowed "
+                    "part, or tell the user the exact command so they can run it themselves."
+                )
+        elif ctx.approve is None and is_unattended(ctx):
+            raise ToolError(
+                f"command blocked: it {reason} and needs approval, which nobody can give on this server "
+                f"(serve.approvals is refuse; with serve.approvals: allow-list, the patterns in "
+                f"{ALLOWED_COMMANDS_KEY} approve commands every part of which they match). Do not run it "
+                "another way; find a safer approach or tell the user the exact command."
+            )
+        elif ctx.approve is None:
             raise ToolError(
                 f"command blocked: it {reason} and needs the user's approval, which cannot be asked "
                 "outside an interactive chat. Do not run it another way; find a safer approach or tell "

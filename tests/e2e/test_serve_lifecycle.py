@@ -29,6 +29,7 @@ def warm_up(server: ServeProcess, home: Path) -> None:
 
 def start(server: FakeModelServer, home: Path, tmp_path: Path, **settings) -> ServeProcess:
     settings.setdefault("workspace", str(tmp_path / "workspace"))
+    settings.setdefault("toolsets", '["terminal"]')  # these turns run commands; a server has no terminal by default
     return ServeProcess(serve_env(server, home, **settings))
 
 

@@ -230,8 +230,8 @@ def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], dict]:
 def test_a_body_that_stalls_midway_gets_a_408_and_the_server_keeps_answering(serve, fake_model_server: FakeModelServer) -> None:
     server = serve(body_timeout=1, header_timeout=5)
     sock = _connect(server)
-    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                 b"content-length: 200\r\n\r\n{\"model\": \"hermes\", \"mess")  # fmt: skip
+    sock.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1:{server.port}\r\ncontent-type: application/json\r\n".encode()
+                 + b"content-length: 200\r\n\r\n{\"model\": \"hermes\", \"mess")  # fmt: skip
     began = time.monotonic()
     status, headers, body = _read_response(sock)
     waited = time.monotonic() - began
