@@ -39,39 +39,18 @@ def serve(
 
     app_state = state(ctx)
     app_state.config  # a broken config.yaml fails here with its one line
-    _say_toolsets(app_state.config, host, port)
-    run_server(app_state.home, host, port, log_level=log_level)
+    run_server(app_state.home, host, port, log_level=log_level, notes=[_toolsets_line(app_state.config)])
 
 
-def _say_toolsets(config: object, host: str, port: int) -> None:
-    """One line at start: the toolsets the served agents get (terminal only when serve.toolsets names it).
-
-    Left out when the server is about to refuse to start (no keys beyond loopback, port taken),
-    so that refusal stays the only line.
-    """
-    import socket
-    import sys
-
+def _toolsets_line(config: object) -> str:
+    """The line said once the server listens: the toolsets its agents get (terminal only when serve.toolsets names it)."""
     from ..host import PluginHost
-    from ..serve.settings import is_loopback
-
-    if not is_loopback(host) and not config.get("serve.api_keys"):  # type: ignore[attr-defined]
-        return
-    if port:
-        probe = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError:
-            return
-        finally:
-            probe.close()
     from ..serve.profiles import OFF_ON_A_SERVER, server_toolsets
 
     on = server_toolsets(config, PluginHost(disabled=tuple(config.disabled_plugins)))  # type: ignore[attr-defined]
     off = [name for name in OFF_ON_A_SERVER if name not in on]
     note = f"; {', '.join(off)} off (enable with serve.toolsets)" if off else ""
-    print(f"hermes serve: toolsets on: {', '.join(on) or 'none'}{note}", file=sys.stderr, flush=True)
+    return f"toolsets on: {', '.join(on) or 'none'}{note}"
 
 
 @keys_app.command("add")

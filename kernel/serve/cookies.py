@@ -74,13 +74,17 @@ def load_secret(home: Path) -> bytes:
         except FileNotFoundError:
             _create_secret(path)
             continue
-        if len(raw) < 64:
-            raise ConfigError(f"{path} is damaged (too short); delete it and restart hermes serve (every dashboard "
-                              "sign-in ends)")  # fmt: skip
+        try:
+            key = bytes.fromhex(raw)
+        except ValueError:
+            key = b""
+        if len(key) < 32:
+            raise ConfigError(f"{path} is damaged (not 64 or more hex digits); delete it and restart hermes serve "
+                              "(every dashboard sign-in ends)")  # fmt: skip
         if path.stat().st_mode & 0o077:
             os.chmod(path, 0o600)  # someone loosened it; a readable secret lets anyone sign cookies
             log.warning("%s was readable by others; set it back to 0600", path)
-        return bytes.fromhex(raw)
+        return key
     raise ConfigError(f"cannot create {path}")
 
 

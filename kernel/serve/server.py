@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import HermesError
@@ -36,8 +37,10 @@ def _say(text: str) -> None:
     print(f"hermes serve: {text}", file=sys.stderr, flush=True)
 
 
-def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warning") -> None:
-    """Serve until SIGTERM/SIGINT, then drain. Prints the bound address (port 0 picks one)."""
+def run_server(
+    home: HermesHome, host: str, port: int, *, log_level: str = "warning", notes: Sequence[str] = ()
+) -> None:
+    """Serve until SIGTERM/SIGINT, then drain. Prints the bound address (port 0 picks one), then ``notes``."""
     import uvicorn
 
     from .app import ServeState, create_app
@@ -71,6 +74,8 @@ def run_server(home: HermesHome, host: str, port: int, *, log_level: str = "warn
                     shown = f"[{address[0]}]" if ":" in address[0] else address[0]
                     _say(f"listening on http://{shown}:{address[1]} (profile {home.profile}, "
                          f"{len(state.keys)} key(s), {state.settings.max_concurrent} workers)")  # fmt: skip
+            for note in notes:  # after the address: clients and scripts wait for that line first
+                _say(note)
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             if not self.should_exit:

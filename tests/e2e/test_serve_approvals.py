@@ -19,6 +19,7 @@ from tests.e2e.serve_process import ServeProcess, serve_env
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 
 CANARY = "canary-51e0d2"
+SECRET_HEX = "51e0d2" * 12  # serve_secret must be hex to be a secret the server accepts
 ALLOWED = ["git status*", "git push origin *", "ls *"]
 OK = {"git status*": "git status", "git push origin *": "git push origin main", "ls *": "ls -la"}
 # Shapes that smuggle a second command past an allowed first one; {ok} is allowed, {m} must never appear.
@@ -104,7 +105,7 @@ def _plant_secrets(home: Path) -> None:
     (home / ".env").write_text(f"LEAK_CHECK={CANARY}\n")
     (home / "config.yaml").write_text(f"# {CANARY}\n")
     (home / "auth.json").write_text(json.dumps({"note": CANARY}))
-    (home / "serve_secret").write_text(CANARY)
+    (home / "serve_secret").write_text(SECRET_HEX)
 
 
 @pytest.mark.parametrize("confined", [True, False], ids=["workspace-in-home", "workspace-is-home"])
@@ -129,7 +130,7 @@ def test_the_files_tool_never_reads_hermes_home_secrets(
         server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "go"}])
         results = _tool_results(fake_model_server)
     assert len(results) == len(paths) + 1
-    assert not [r for r in results if CANARY in r]
+    assert not [r for r in results if CANARY in r or SECRET_HEX in r]
     for path, result in zip(paths, results):
         assert "access denied" in result or "outside the workspace" in result, (path, result)
     if not confined:
@@ -148,5 +149,5 @@ def test_the_terminal_on_a_server_never_reads_hermes_home_secrets(
     with server:
         server.client().chat.completions.create(model="hermes", messages=[{"role": "user", "content": "go"}])
         results = _tool_results(fake_model_server)
-    assert len(results) == len(commands) and not [r for r in results if CANARY in r]
+    assert len(results) == len(commands) and not [r for r in results if CANARY in r or SECRET_HEX in r]
     assert all(r.startswith("error: command blocked") for r in results), results

@@ -94,7 +94,7 @@ def test_a_client_that_hangs_up_mid_tool_is_charged_for_the_call_it_caused(
     serve, fake_model_server: FakeModelServer, hermes, hermes_home: Path
 ) -> None:
     key = hermes("serve", "key", "add", "thrifty", "--cost-per-day", "0.001").stdout.strip()
-    server = serve()
+    server = serve({"HERMES_SERVE__TOOLSETS": "[terminal]"})  # the terminal is off on a server unless named
     warm_up(server, fake_model_server, hermes("serve", "key", "add", "other").stdout.strip())
     fake_model_server.tool_calls(("terminal", {"command": "sleep 30"}), cost_usd=0.002)
     fake_model_server.reply("never asked", cost_usd=0.002)

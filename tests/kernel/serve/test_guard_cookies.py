@@ -164,3 +164,13 @@ def test_session_hours_is_checked() -> None:
     assert session_hours(Config(DEFAULTS)) == 12.0
     with pytest.raises(ConfigError, match="serve.session_hours"):
         session_hours(Config({**DEFAULTS, "serve": {**DEFAULTS["serve"], "session_hours": 0}}))
+
+
+@pytest.mark.parametrize("text", ["zz" * 40, "ab" * 10, "canary-51e0d2" + "0" * 64])
+def test_a_damaged_secret_is_one_clear_line_never_a_crash(tmp_path, text: str) -> None:
+    from hermes.kernel.errors import ConfigError
+    from hermes.kernel.serve.cookies import load_secret
+
+    (tmp_path / "serve_secret").write_text(text)
+    with pytest.raises(ConfigError, match=r"serve_secret is damaged \(not 64 or more hex digits\); delete it"):
+        load_secret(tmp_path)
