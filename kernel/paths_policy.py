@@ -132,11 +132,11 @@ def _is_home_folder(folder: Path, root: Path) -> bool:
     return len(parts) in (2, 3) and parts[0] == "profiles" and (len(parts) == 2 or parts[2] == "hermes-kernel")
 
 
-def _secret_inodes(root: Path) -> frozenset[tuple[int, int]]:
-    """(device, inode) of every secret file in HERMES_HOME's folders, re-read at most once a second."""
+def _secret_inodes(root: Path, *, fresh: bool = False) -> frozenset[tuple[int, int]]:
+    """(device, inode) of every secret file in HERMES_HOME's folders, re-read at most once a second (or now)."""
     now = time.monotonic()
     cached = _secret_inodes_cache.get(str(root))
-    if cached is not None and now - cached[0] < _SECRET_INODES_TTL_S:
+    if not fresh and cached is not None and now - cached[0] < _SECRET_INODES_TTL_S:
         return cached[1]
     found: set[tuple[int, int]] = set()
     for folder in _home_folders(root):
@@ -161,7 +161,10 @@ def _same_file_as_secret(path: Path, root: Path) -> bool:
         info = os.stat(path)
     except (OSError, ValueError):
         return False
-    return (info.st_dev, info.st_ino) in _secret_inodes(root)
+    key = (info.st_dev, info.st_ino)
+    # A hit is confirmed on a fresh scan: secrets are replaced atomically (auth.json on every
+    # lease), and the inode a replaced one freed is soon handed to an ordinary new file.
+    return key in _secret_inodes(root) and key in _secret_inodes(root, fresh=True)
 
 
 # Words of a command that may name a file: the whole word, the value of --opt=VALUE, quoted strings in code.

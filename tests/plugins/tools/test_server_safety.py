@@ -213,3 +213,22 @@ def test_on_a_server_a_folder_reader_without_a_path_reads_the_working_folder(hh:
     for command in ("grep -r SECRET", "rg SECRET", "tar cf /tmp/x.tar ."):
         with pytest.raises(ToolError, match="reads HERMES_HOME"):
             terminal({"command": command}, ctx)
+
+
+def test_an_inode_freed_by_a_replaced_secret_does_not_deny_the_file_that_reuses_it(tmp_path, monkeypatch) -> None:
+    from hermes.kernel import paths_policy
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "auth.json").write_text("{}")
+    work = tmp_path / "work"
+    work.mkdir()
+    ordinary = work / "calc.py"
+    ordinary.write_text("print(5)\n")
+    info = ordinary.stat()
+    # A stale cache that still lists calc.py's inode as auth.json's (the replaced file's freed inode).
+    paths_policy._secret_inodes_cache[str(home.resolve())] = (paths_policy.time.monotonic(), frozenset({(info.st_dev, info.st_ino)}))
+    assert paths_policy.denied_reason(ordinary.resolve(), write=False, hermes_home=home) is None
+    os_link = work / "hard-auth"
+    os_link.hardlink_to(home / "auth.json")
+    assert paths_policy.denied_reason(os_link.resolve(), write=False, hermes_home=home) is not None
