@@ -30,12 +30,13 @@ from ..providers.errors import ProviderError
 from ..redact import redact_tool_results
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
-from ..tools import CARRY_OVER_KEY, ToolContext
+from ..tools import ToolContext
 from ..usage import record_request
 from .answers import ReplyRecovery
 from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
-from .history import CLIENT_TOOLS, SKIPPED_RESULT, defuse_fences, fence_carry_over, fence_memory_context, repair_history
+from .turn_state import _TurnFailed, _TurnState, _carry_over_text, _wire_message, offered_schemas, split_client_calls
+from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context, repair_history
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -61,12 +62,6 @@ class AgentEvent:
     kind: str
     text: str = ""
     data: dict[str, Any] = field(default_factory=dict)
-
-
-class _TurnFailed(Exception):
-    def __init__(self, error: ProviderError | str) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 class Agent:
@@ -140,8 +135,7 @@ class Agent:
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
         self.reviews: list[Any] = []  # ReviewSchedule objects, asked after every turn
-        # Tools the caller runs (an API client's): offered beside the agent's own (theirs win a
-        # name clash, or alone without ``offer_own_tools``); a call to one ends the turn with it.
+        # Tools the caller runs (an API client's): a call to one ends the turn with it (turn_state.py).
         self.client_tools: list[dict[str, Any]] = []
         self.offer_own_tools = True
         self.request_options: dict[str, Any] = {}  # passed through to every request (tool_choice, response_format)
@@ -321,11 +315,10 @@ class Agent:
     def run_conversation(self, message: str | None) -> dict[str, Any]:
         """Run one user turn to its end and report how it went.
 
-        Returns ``final_response``, ``messages``, ``api_calls``, ``completed``,
-        ``interrupted``, ``partial``, ``failed``, ``error``, ``session_id``
-        (and ``empty`` when the model never produced an answer), and
-        ``client_tool_calls``: calls of :attr:`client_tools` the turn stopped at.
-        ``message=None`` continues the current turn (the caller appended its tool results).
+        Returns ``final_response``, ``messages``, ``api_calls``, ``completed``, ``interrupted``,
+        ``partial``, ``failed``, ``error``, ``session_id``, ``empty`` (no answer came) and
+        ``client_tool_calls`` (the calls the turn stopped at). ``message=None`` continues the
+        current turn after the caller appended its tool results.
         """
         self._interrupt.clear()
         session_id = self._ensure_session()
@@ -415,15 +408,13 @@ class Agent:
                 state.error = step.text if step.kind == "fail" else "the step budget ran out and the last call gave no answer"
                 state.final = "" if step.kind == "fail" else step.text
                 return
-            theirs = {t["function"]["name"] for t in self.client_tools}
             calls = (message.get("tool_calls") or []) if step.kind == "tools" else []
-            external = [c for c in calls if (c.get("function") or {}).get("name") in theirs]
+            own, external = split_client_calls(calls, self.client_tools)
             if external:
                 message["marker"] = CLIENT_TOOLS  # repair_history leaves these calls open for the client
             if step.append:
                 self._append(message)
             if step.kind == "tools":
-                own = [c for c in calls if c not in external]
                 if own:
                     self._run_tools(own)
                 if external:  # the caller runs these; its results continue the turn
@@ -464,7 +455,7 @@ class Agent:
             request = ModelRequest(
                 model=route.model,
                 messages=self._request_messages(extra),
-                tools=self._tool_schemas() if with_tools else [],
+                tools=offered_schemas(self.tools.schemas(), self.client_tools, self.offer_own_tools) if with_tools else [],
                 max_tokens=max_tokens or self.max_tokens,
                 temperature=self.temperature,
                 stream=self.stream,
@@ -503,11 +494,6 @@ class Agent:
             self._account(outcome.response)
             self._log_request(route, "incomplete" if outcome.partial else "ok", outcome.response)
             return outcome
-
-    def _tool_schemas(self) -> list[dict[str, Any]]:
-        theirs = {t["function"]["name"] for t in self.client_tools}
-        own = [s for s in self.tools.schemas() if s["function"]["name"] not in theirs] if self.offer_own_tools else []
-        return own + list(self.client_tools)
 
     def _invoke(self, route: ModelRoute, request: ModelRequest) -> CallOutcome:
         def on_delta(delta: StreamDelta) -> None:
@@ -608,37 +594,3 @@ class Agent:
         if self.result_budget is not None:
             self.result_budget.apply(results, self.tools)
         self._append(*(r.as_message() for r in results + skipped))
-
-
-@dataclass
-class _TurnState:
-    api_calls: int = 0
-    final: str = ""
-    failed: bool = False
-    interrupted: bool = False
-    partial: bool = False
-    empty: bool = False
-    error: str | None = None
-    route_index: int = 0
-    budget_exhausted: bool = False
-    incomplete: bool = False
-    client_calls: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:
-    """What survives a compaction into the rebuilt prompt: the engine's note and tools' notes (the todo list)."""
-    notes = state.get(CARRY_OVER_KEY) or {}
-    parts = [engine_note.strip()] if engine_note and engine_note.strip() else []
-    parts += [f"## {heading}\n{text.strip()}" for heading, text in notes.items() if text and text.strip()]
-    return fence_carry_over("\n\n".join(parts))
-
-
-_WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "reasoning")
-
-
-def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A stored message as providers take it: bookkeeping fields dropped, imitated fences defused."""
-    wire = {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
-    if wire["role"] in ("user", "tool"):
-        wire["content"] = defuse_fences(wire["content"])
-    return wire

@@ -9,14 +9,11 @@ export live in their own modules; this class ties them to the connection.
 
 from __future__ import annotations
 
-import json
 import logging
-import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,11 +33,25 @@ from .concurrency import (
     connect_readonly,
     with_retries,
 )
-from .contract import Conversation, HealthCheck, ImportResult, SessionStore
-from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
+from .contract import Conversation, HealthCheck, SessionStore
+from .errors import SessionNotFoundError, TitleInUseError
 from .foreign import refuse_foreign
-from .importing import SQLiteImportTarget, import_batch
+from .rows import (
+    _INSERT_MESSAGE,
+    _MESSAGE_COLUMNS,
+    CHAT_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    _chat_rows,
+    _decode_message,
+    _message_row,
+    chat_rows,
+    decode_message,
+    message_row,
+    new_session_id,
+)
 from .schema import apply_migrations, migrations
+from .sqlite_bulk import PRUNE_ACTIVE_WITHIN_S, RemovalAndCopy  # noqa: F401 - PRUNE_ACTIVE_WITHIN_S: hermes sessions prune reads it here
 from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
 
@@ -65,102 +76,6 @@ T = TypeVar("T")
 
 #: ``store.synchronous`` values: what a commit survives (see docs/session-stores.md).
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-# `prune` never deletes a session active within this many seconds.
-PRUNE_ACTIVE_WITHIN_S = 3600.0
-
-SESSION_COLUMNS = (
-    "id", "source", "model", "system_prompt", "parent_session_id", "started_at", "ended_at",
-    "end_reason", "title", "message_count", "tool_call_count", "api_call_count",
-    "compression_count", "input_tokens", "output_tokens", "cache_read_tokens",
-    "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "cost_status", "updated_at",
-)  # fmt: skip
-_MESSAGE_COLUMNS = (
-    "id", "session_id", "role", "content", "content_parts", "tool_calls", "tool_call_id",
-    "tool_name", "reasoning", "finish_reason", "token_count", "timestamp", "marker",
-)  # fmt: skip
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_id, "
-    "tool_name, reasoning, finish_reason, token_count, timestamp, tool_args, marker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-
-
-class SessionNotFoundError(HermesError):
-    """No session with that id."""
-
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session {session_id!r}; see `hermes sessions list`")
-
-
-class TitleInUseError(HermesError):
-    """Another session already has that title."""
-
-
-def new_session_id(now: datetime | None = None) -> str:
-    """``YYYYMMDD_HHMMSS_`` plus 6 hex digits: sortable by time, unique in practice."""
-    return (now or datetime.now()).strftime("%Y%m%d_%H%M%S_") + secrets.token_hex(3)
-
-
-def _message_row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:
-    content, parts = encode_content(strip_images(message.get("content")))
-    tool_calls = message.get("tool_calls")
-    return (
-        session_id,
-        message["role"],
-        content,
-        parts,
-        to_json(tool_calls) if tool_calls is not None else None,
-        message.get("tool_call_id"),
-        message.get("tool_name", message.get("name")),
-        message.get("reasoning", message.get("reasoning_content")),
-        message.get("finish_reason"),
-        message.get("token_count"),
-        float(message.get("timestamp") or now),
-        tool_args_text(tool_calls),
-        message.get("marker"),
-    )
-
-
-def _decode_message(row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
-    data = dict(zip(_MESSAGE_COLUMNS, row))
-    data["content"] = decode_content(data["content"], data.pop("content_parts"))
-    data["tool_calls"] = from_json(data["tool_calls"])
-    return data
-
-
-#: What :func:`chat_rows` reads: the columns a resumed conversation carries (the marker too:
-#: engines find their handoff note by it after a resume).
-CHAT_COLUMNS = ("role", "content", "content_parts", "tool_calls", "tool_call_id", "tool_name", "reasoning", "marker")
-
-
-def _chat_rows(rows: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """Stored messages as the loop sends them to a provider, straight from rows of :data:`CHAT_COLUMNS`:
-    role and content, and each of tool_calls, tool_call_id, tool_name, reasoning and marker that is set."""
-    # One loop with decode_content and from_json inlined, not a call per row: this runs once
-    # per message of a resumed session, and the calls alone cost a tenth of a long load.
-    loads = json.loads
-    out = []
-    for role, content, parts, tool_calls, tool_call_id, tool_name, reasoning, marker in rows:
-        message: dict[str, Any] = {"role": role, "content": content if parts is None else loads(parts)}
-        if tool_calls is not None:
-            message["tool_calls"] = loads(tool_calls)
-        if tool_call_id is not None:
-            message["tool_call_id"] = tool_call_id
-        if tool_name is not None:
-            message["tool_name"] = tool_name
-        if reasoning is not None:
-            message["reasoning"] = reasoning
-        if marker is not None:
-            message["marker"] = marker
-        out.append(message)
-    return out
-
-
-# Public names for other backends, which store the same rows (hermes.plugins.session_stores).
-MESSAGE_COLUMNS = _MESSAGE_COLUMNS
-message_row = _message_row
-decode_message = _decode_message
-chat_rows = _chat_rows
-
 
 def _sqlite_path(url: str) -> Path:
     """``sqlite:///relative``, ``sqlite:////absolute`` (SQLAlchemy's form) or a plain path."""
@@ -177,7 +92,7 @@ def _database(conn: sqlite3.Connection) -> Any:
     return Database(conn, execute_plugins=False)
 
 
-class SQLiteSessionStore(SessionStore):
+class SQLiteSessionStore(RemovalAndCopy, SessionStore):
     """The session database of one HERMES_HOME (or any path, for tests and tools).
 
     ``trigram=False`` creates a new database without the trigram index (search
@@ -641,81 +556,4 @@ class SQLiteSessionStore(SessionStore):
             lambda c: search_messages(
                 c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
             )
-        )
-
-    # -- removal and export ------------------------------------------------------
-
-    @staticmethod
-    def _delete(conn: sqlite3.Connection, session_id: str) -> bool:
-        parent = conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        if parent is None:
-            return False
-        # Children keep a connected lineage: they hang from the deleted session's parent.
-        conn.execute("UPDATE sessions SET parent_session_id = ? WHERE parent_session_id = ?", (parent[0], session_id))
-        conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-        conn.execute("DELETE FROM compactions WHERE session_id = ?", (session_id,))
-        conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
-        return True
-
-    def delete_session(self, session_id: str) -> None:
-        """Delete a session and its messages (its children re-link to its parent)."""
-
-        def delete(conn: sqlite3.Connection) -> None:
-            if not self._delete(conn, session_id):
-                raise SessionNotFoundError(session_id)
-
-        self._write(delete)
-
-    def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
-        """Delete ended sessions idle for more than ``older_than_days``; returns their ids.
-
-        An open session (a chat may be using it) and one active within the
-        last hour are never deleted. Deletes in small batches so other writers
-        are never held up for long.
-        """
-        if older_than_days < 0:
-            raise HermesError("--older-than must be zero or more days")
-        now = now if now is not None else time.time()
-        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
-        deleted: list[str] = []
-        while True:
-            def batch(conn: sqlite3.Connection) -> list[str]:
-                ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
-                    "AND coalesce(updated_at, ended_at, started_at) < ? LIMIT 20", (cutoff,)
-                )]  # fmt: skip
-                return [sid for sid in ids if self._delete(conn, sid)]
-
-            done = self._write(batch)
-            deleted += done
-            if not done:
-                return deleted
-
-    # -- bulk copy -----------------------------------------------------------------
-
-    def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
-        rows = self._read(
-            lambda c: c.execute(
-                "SELECT id FROM sessions WHERE id > ? ORDER BY id LIMIT ?", (after or "", limit)
-            ).fetchall()
-        )
-        return [r[0] for r in rows]
-
-    def counts(self) -> dict[str, int]:
-        def read(conn: sqlite3.Connection) -> dict[str, int]:
-            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-            return {"sessions": sessions, "messages": messages}
-
-        return self._read(read)
-
-    def import_sessions(
-        self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]
-    ) -> ImportResult:
-        """Copy whole sessions in one transaction (see :meth:`SessionStore.import_sessions`, :mod:`.importing`)."""
-        now = time.time()
-        prepared = [(dict(session), [_message_row(session["id"], m, now) for m in messages]) for session, messages in batch]
-        # The result is built inside the transaction: a busy retry starts it afresh.
-        return self._write(
-            lambda conn: import_batch(SQLiteImportTarget(conn, SESSION_COLUMNS, _INSERT_MESSAGE), prepared, SESSION_COLUMNS)
         )

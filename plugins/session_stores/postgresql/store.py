@@ -22,33 +22,30 @@ from hermes.kernel import HermesError
 from hermes.kernel.store import (
     Conversation,
     HealthCheck,
-    ImportResult,
     SearchHit,
     SessionNotFoundError,
     SessionStore,
     SessionUsage,
-    TitleInUseError,
     new_session_id,
     sanitize_title,
 )
 from hermes.kernel.store.accounting import TOKEN_BUCKETS, USAGE_COLUMNS, combine_cost_status, summarize_usage
-from hermes.kernel.store.compactions import COMPACTION_FIELDS, compaction_row, decode_compaction
+from hermes.kernel.store.compactions import compaction_row, decode_compaction
 from hermes.kernel.store.opening import redact_url
 from hermes.kernel.store.session_store import (
     CHAT_COLUMNS,
-    MESSAGE_COLUMNS,
-    PRUNE_ACTIVE_WITHIN_S,
     SESSION_COLUMNS,
     SYNCHRONOUS_MODES,
     chat_rows,
     decode_message,
-    message_row,
 )
-from hermes.kernel.store.importing import import_batch
 from hermes.kernel.store.titles import escape_like
 
 from . import schema
-from .importing import PostgresImportTarget, next_numbered_title
+from .importing import next_numbered_title
+from .bulk import RemovalAndCopy
+from .connection import _commit_without_waiting, _reason, _unique_error, _check_title_free, _insert_rows, _ancestry, _compression_tip
+from .rows import _APPEND, _APPEND_ONE, _ATTEMPTS, _COMPACTION_COLS, _COPY_COLS, _FLUSH, _MESSAGE_COLS, _SESSION_COLS, _UPSERT_COMPACTION, _row, _text
 from .search import search as _search
 
 __all__ = ["PostgresSessionStore"]
@@ -59,72 +56,7 @@ log = logging.getLogger(__name__)
 logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 T = TypeVar("T")
 
-_SESSION_COLS = ", ".join(SESSION_COLUMNS)
-_MESSAGE_COLS = ", ".join(MESSAGE_COLUMNS)
-# The columns of message_row()'s values, in its order (seq comes first in every insert).
-_COPY_COLUMNS = (
-    "role", "content", "content_parts", "tool_calls", "tool_call_id", "tool_name", "reasoning", "finish_reason",
-    "token_count", "timestamp", "tool_args", "marker",
-)  # fmt: skip
-_COPY_COLS = ", ".join(_COPY_COLUMNS)
-_INSERT_COLS = f"session_id, {_COPY_COLS}"
-_INSERT_VALUES = ", ".join(["%s"] * (2 + len(_COPY_COLUMNS)))  # seq, session_id and the copied columns
-_INSERT_MESSAGE = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES}) RETURNING id"
-# One statement per append: the UPDATE locks the session row and numbers the rows, the
-# INSERT takes them (``ordinality`` is each row's place in the batch). It is its own
-# transaction, sent in one round trip (_write_statement), so the lock is held for the
-# server's work and the commit only, never while a client that may be waiting for a CPU
-# sends the next statement.
-_COPY_TYPES = ("text", "text", "text", "text", "text", "text", "text", "text", "int", "float8", "text", "text")
-_LOCK_SESSION = (
-    "WITH s AS (UPDATE sessions SET message_count = message_count + %s, tool_call_count = tool_call_count + %s, "
-    "updated_at = %s WHERE id = %s RETURNING message_count) "
-)
-_APPEND = (
-    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
-    f"SELECT s.message_count - %s + v.n, %s, {', '.join('v.' + c for c in _COPY_COLUMNS)} "
-    f"FROM s, unnest({', '.join(f'%s::{t}[]' for t in _COPY_TYPES)}) WITH ORDINALITY AS v({_COPY_COLS}, n) "
-    "ORDER BY v.n RETURNING id, seq"
-)
-# One message (the usual append): plain values, which psycopg adapts faster than arrays.
-_APPEND_ONE = (
-    f"{_LOCK_SESSION}INSERT INTO messages (seq, {_INSERT_COLS}) "
-    f"SELECT s.message_count, %s, {', '.join(f'%s::{t}' for t in _COPY_TYPES)} FROM s RETURNING id, seq"
-)
-_COMPACTION_COLS = ", ".join(COMPACTION_FIELDS)
-_UPSERT_COMPACTION = (
-    f"INSERT INTO compactions ({_COMPACTION_COLS}) VALUES ({', '.join(['%s'] * len(COMPACTION_FIELDS))}) "
-    "ON CONFLICT (session_id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in COMPACTION_FIELDS if c != "session_id")
-)
-_ATTEMPTS = 8
-# The durability barrier after a write (store.synchronous NORMAL, FULL, EXTRA): the pool's
-# connections commit without waiting for the disk, so a commit releases its row locks at
-# once; then this statement commits a transaction that wrote WAL (a transactional logical
-# message, the smallest WAL record any role may write) at the database's own
-# synchronous_commit level, which flushes the WAL up to it: the write before it included.
-# Writers queued on a session's row so wait for the disk side by side, not one after another.
-_FLUSH = "SELECT set_config('synchronous_commit', %s, true), pg_logical_emit_message(true, 'hermes.flush', '')"
-
-
-def _text(value: Any) -> Any:
-    # PostgreSQL text holds neither NUL nor lone surrogates; SQLite keeps them.
-    # Content itself never needs this (its exact form is in content_parts JSON).
-    if isinstance(value, str):
-        if "\x00" in value:
-            value = value.replace("\x00", "\ufffd")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            value = value.encode("utf-8", "replace").decode("utf-8")
-    return value
-
-
-def _row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:
-    return tuple(_text(v) for v in message_row(session_id, message, now))
-
-
-class PostgresSessionStore(SessionStore):
+class PostgresSessionStore(RemovalAndCopy, SessionStore):
     """Sessions, messages, lineage, titles, usage and search in a PostgreSQL database."""
 
     backend_name = "postgresql"
@@ -566,139 +498,3 @@ class PostgresSessionStore(SessionStore):
             return _search(
                 conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
             )
-
-    # -- removal and bulk copy -----------------------------------------------------
-
-    def delete_session(self, session_id: str) -> None:
-        def delete(conn: Any) -> None:
-            if not _delete(conn, session_id):
-                raise SessionNotFoundError(session_id)
-
-        self._write(delete)
-
-    def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
-        if older_than_days < 0:
-            raise HermesError("--older-than must be zero or more days")
-        now = now if now is not None else time.time()
-        # Never an open session (a chat may be using it), nor one active within the last hour.
-        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
-        deleted: list[str] = []
-        while True:
-            def batch(conn: Any) -> list[str]:
-                ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
-                    "AND coalesce(updated_at, ended_at, started_at) < %s LIMIT 20", (cutoff,)
-                )]  # fmt: skip
-                return [sid for sid in ids if _delete(conn, sid)]
-
-            done = self._write(batch)
-            deleted += done
-            if not done:
-                return deleted
-
-    def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
-        rows = self._read(
-            lambda c: c.execute("SELECT id FROM sessions WHERE id > %s ORDER BY id LIMIT %s", (after or "", limit)).fetchall()
-        )
-        return [r[0] for r in rows]
-
-    def counts(self) -> dict[str, int]:
-        def read(conn: Any) -> dict[str, int]:
-            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]
-            messages = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
-            return {"sessions": sessions, "messages": messages}
-
-        return self._read(read)
-
-    def import_sessions(self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> ImportResult:
-        now = time.time()
-        prepared = [(dict(session), [_row(session["id"], m, now) for m in messages]) for session, messages in batch]
-        insert = f"INSERT INTO messages (seq, {_INSERT_COLS}) VALUES ({_INSERT_VALUES})"
-        # A title another host took meanwhile fails the unique index: the retry renumbers it.
-        return self._write(
-            lambda conn: import_batch(PostgresImportTarget(conn, insert), prepared, SESSION_COLUMNS, _text), retry_unique=True
-        )
-
-
-# -- helpers on a connection -----------------------------------------------------------
-
-
-def _commit_without_waiting(conn: Any) -> None:
-    # Every write is followed by the durability barrier (_FLUSH) unless store.synchronous is
-    # OFF, so no commit on these connections needs to wait for the disk while it holds locks.
-    conn.execute("SET synchronous_commit = off")
-
-
-def _reason(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:300]
-
-
-def _unique_error(exc: Any) -> HermesError:
-    diag = getattr(exc, "diag", None)
-    if diag is not None and getattr(diag, "constraint_name", None) == "idx_sessions_title":
-        return TitleInUseError("that title is already used by another session")
-    if diag is not None and getattr(diag, "constraint_name", None) == "sessions_pkey":
-        return HermesError("a session with that id already exists")
-    return HermesError(f"the session store refused a duplicate: {_reason(exc)}")
-
-
-def _check_title_free(conn: Any, title: str, session_id: str) -> None:
-    row = conn.execute("SELECT id FROM sessions WHERE title = %s AND id != %s", (title, session_id)).fetchone()
-    if row is not None:
-        raise TitleInUseError(f"title {title!r} is already used by session {row[0]}")
-
-
-def _insert_rows(conn: Any, rows: list[tuple[Any, ...]], first_seq: int) -> list[int]:
-    if len(rows) == 1:
-        return [conn.execute(_INSERT_MESSAGE, (first_seq, *rows[0])).fetchone()[0]]
-    ids: list[int] = []
-    if rows:
-        with conn.cursor() as cur:
-            cur.executemany(_INSERT_MESSAGE, [(first_seq + i, *row) for i, row in enumerate(rows)], returning=True)
-            while True:
-                ids.append(cur.fetchone()[0])
-                if not cur.nextset():
-                    break
-    return ids
-
-
-_ANCESTRY = """
-WITH RECURSIVE up(id, parent_session_id, end_reason, depth) AS (
-    SELECT id, parent_session_id, end_reason, 0 FROM sessions WHERE id = %s
-    UNION ALL
-    SELECT s.id, s.parent_session_id, s.end_reason, up.depth + 1
-    FROM sessions s JOIN up ON s.id = up.parent_session_id
-    WHERE up.depth < %s
-)
-SELECT id, end_reason FROM up ORDER BY depth
-"""
-
-
-def _ancestry(conn: Any, session_id: str) -> list[tuple[str, str | None]]:
-    return [(r[0], r[1]) for r in conn.execute(_ANCESTRY, (session_id, 10_000))]
-
-
-def _compression_tip(conn: Any, session_id: str) -> str:
-    current = session_id
-    for _ in range(10_000):
-        row = conn.execute(
-            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id "
-            "WHERE p.id = %s AND p.end_reason = 'compression' ORDER BY c.started_at DESC, c.id DESC LIMIT 1",
-            (current,),
-        ).fetchone()
-        if row is None:
-            return current
-        current = row[0]
-    return current
-
-
-def _delete(conn: Any, session_id: str) -> bool:
-    parent = conn.execute("SELECT parent_session_id FROM sessions WHERE id = %s FOR UPDATE", (session_id,)).fetchone()
-    if parent is None:
-        return False
-    # Children keep a connected lineage: they hang from the deleted session's parent.
-    conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s", (parent[0], session_id))
-    conn.execute("DELETE FROM compactions WHERE session_id = %s", (session_id,))
-    conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))  # messages go by ON DELETE CASCADE
-    return True
