@@ -90,6 +90,7 @@ def set_in_text(text: str, key: str, value: Any) -> str:
         lines[-1] += "\n"
     parts = key.split(".")
     lo, hi, parent_indent = 0, len(lines), -1
+    node: Any = before
     for depth, part in enumerate(parts):
         hit = _find(lines, lo, hi, part)
         if hit is None:
@@ -104,8 +105,10 @@ def set_in_text(text: str, key: str, value: Any) -> str:
             tail = _comment(rest)
             lines[index:end] = [f"{' ' * indent}{match.group('name')}: {_flow(value)}{tail}\n"]
             break
-        if rest.strip() and not rest.strip().startswith("#"):
-            # A value where a section is asked for: it becomes that section, as `config set` does anywhere.
+        node = node.get(part) if isinstance(node, dict) else None
+        if (rest.strip() and not rest.strip().startswith("#")) or not isinstance(node, dict):
+            # A value where a section is asked for (inline, or a block list or scalar on the
+            # lines below): it becomes that section, as `config set` does anywhere.
             lines[index:end] = [f"{' ' * indent}{match.group('name')}:\n", *_new_lines(parts[depth + 1:], value, indent + 2)]
             break
         lo, hi, parent_indent = index + 1, end, indent

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hermes.kernel import ConfigError, HermesHome, load_config
@@ -116,6 +116,7 @@ _scalar = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
+@example(assignments=[(["a"], [0]), (["a", "a"], None)])  # a block list under a key that becomes a section
 @given(
     assignments=st.lists(
         st.tuples(st.lists(_segment, min_size=1, max_size=3), st.one_of(_scalar, st.lists(_scalar, max_size=3))),
