@@ -17,10 +17,31 @@ import pytest
 
 os.environ["HERMES_LOAD_PLUGINS"] = ""
 
-from tests.helpers import FakeDistributions  # noqa: E402
+from tests.helpers import FakeDistributions, foreign_plugin_distributions  # noqa: E402
 
 # postgres_cluster / postgres_url: a real throwaway server (one per xdist worker), never a skip.
 pytest_plugins = ["hermes.kernel.testing.fixtures"]
+
+
+_FOREIGN_PLUGINS = frozenset(foreign_plugin_distributions())
+
+
+@pytest.fixture(autouse=True)
+def _no_installed_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entry points of plugins installed in this environment are invisible in process too
+    (HERMES_LOAD_PLUGINS keeps them from loading; this keeps them out of listings)."""
+    import hermes.kernel.host as host_module
+
+    scan = host_module._scan_entry_points
+
+    def own_entries() -> dict:
+        found, foreign = scan(), _FOREIGN_PLUGINS
+        if not foreign:
+            return found
+        return {group: [e for e in entries if host_module.normalize_dist_name(e.distribution) not in foreign]
+                for group, entries in found.items()}  # fmt: skip
+
+    monkeypatch.setattr(host_module, "_scan_entry_points", own_entries)
 
 
 @pytest.fixture(autouse=True)

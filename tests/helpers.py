@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-__all__ = ["FakeDistributions", "examples", "overlay_venv"]
+__all__ = ["FakeDistributions", "examples", "foreign_plugin_distributions", "overlay_venv"]
 
 #: Generated examples per property test under mutmut (``python -m bench mutation``), which runs a
 #: function's tests once per mutant: the suite keeps its full count, a mutant run a sample.
@@ -63,13 +63,43 @@ class FakeDistributions:
                 del sys.modules[name]
 
 
+def foreign_plugin_distributions() -> dict[str, Path]:
+    """Distributions installed in this environment, other than hermes-kernel, with hermes entry points.
+
+    Name → their ``.dist-info`` folder. The suite never loads them (a user's
+    ``hermes plugin install`` into the test venv must not change what tests see).
+    """
+    from importlib import metadata
+
+    from hermes.kernel.host import BUILTIN_DISTRIBUTION, GROUPS, normalize_dist_name
+
+    found: dict[str, Path] = {}
+    for dist in metadata.distributions():
+        name = normalize_dist_name(dist.metadata["Name"] or "")
+        folder = getattr(dist, "_path", None)
+        if name != BUILTIN_DISTRIBUTION and folder is not None and any(ep.group in GROUPS for ep in dist.entry_points):
+            found[name] = Path(folder)
+    return found
+
+
+def _filtered_site(site_dir: Path, into: Path, hidden: set[Path]) -> Path:
+    """``into``: links to everything in ``site_dir`` except the ``hidden`` dist-info folders."""
+    into.mkdir(parents=True, exist_ok=True)
+    for child in site_dir.iterdir():
+        if child.resolve() not in hidden:
+            (into / child.name).symlink_to(child)
+    return into
+
+
 def overlay_venv(path: Path) -> Path:
     """A new virtual environment that also sees this interpreter's site-packages.
 
     Installs go into the new environment only, so a test can ``pip install``
     and uninstall real packages without touching the environment running the
     suite, and without downloading hermes-kernel's dependencies again.
-    Returns the new environment's python.
+    Third-party hermes plugins installed in the suite's environment are left
+    out (their metadata is not linked), so the overlay starts with hermes-kernel's
+    own entry points only. Returns the new environment's python.
     """
     import site
     import subprocess
@@ -81,7 +111,10 @@ def overlay_venv(path: Path) -> Path:
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()
-    parents = [p for p in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]} if Path(p).is_dir()]
-    lines = [f"import site; site.addsitedir({p!r})" for p in sorted(parents)]
+    parents = [Path(p) for p in {*site.getsitepackages(), sysconfig.get_paths()["purelib"]} if Path(p).is_dir()]
+    hidden = {folder.resolve() for folder in foreign_plugin_distributions().values()}
+    if hidden:
+        parents = [_filtered_site(p, path / "suite-site" / str(n), hidden) for n, p in enumerate(sorted(parents))]
+    lines = [f"import site; site.addsitedir({str(p)!r})" for p in sorted(parents)]
     (Path(purelib) / "_hermes_test_overlay.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return python
