@@ -120,6 +120,16 @@ def _setup_logging() -> None:
     logger.setLevel(logging.WARNING)
 
 
+def _ignore_more_interrupts() -> None:
+    """A second Ctrl-C while the process exits would kill it mid-cleanup (interpreter shutdown
+    restores the default handler): from the first one on, later presses are ignored."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -131,8 +141,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         app = build_app(host)
         app(args=args, prog_name="hermes", obj=app_state)
     except KeyboardInterrupt:
+        _ignore_more_interrupts()
         typer.echo("interrupted", err=True)
         sys.exit(130)
+    except SystemExit as exc:
+        exit_ = exc.__context__
+        if exc.code == 130 and isinstance(getattr(exit_, "__cause__", None), KeyboardInterrupt):
+            # Typer turns a Ctrl-C outside a turn into a silent exit 130: say it, once.
+            _ignore_more_interrupts()
+            typer.echo("interrupted", err=True)
+        raise
     except Exception as exc:  # the one top-level handler: one line, printed once
         from ._errors import explain
 

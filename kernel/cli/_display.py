@@ -19,18 +19,18 @@ _HOLD_CHARS = 160
 
 
 def short_arguments(arguments: str, limit: int = 80) -> str:
-    """The tool arguments as one short line."""
+    """The tool arguments as one short line, redacted before it is cut (a cut secret is no longer recognised)."""
     import json
 
     try:
         data = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # malformed or absurdly nested: shown as the raw text
         data = arguments
     if isinstance(data, dict):
         text = ", ".join(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in data.items())
     else:
         text = str(data)
-    text = " ".join(text.split())
+    text = redact_text(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import HermesError
 
-__all__ = ["explain", "is_damaged_database", "is_readonly_error"]
+__all__ = ["disk_is_full", "explain", "is_damaged_database", "is_readonly_error"]
 
 _DAMAGED = ("malformed", "not a database", "file is encrypted", "database corrupt", "disk image")
 _READONLY = ("readonly", "read-only", "unable to open database", "permission denied", "disk i/o error")
@@ -35,6 +35,32 @@ def is_readonly_error(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and any(t in str(exc).lower() for t in _READONLY)
 
 
+#: Less free space than this turns SQLite's "disk I/O error" into "the disk is full".
+_NEARLY_FULL_BYTES = 1024 * 1024
+
+
+def disk_is_full(exc: BaseException, folder: Path) -> bool:
+    """True when ``exc`` comes from a full disk: ENOSPC, SQLite's "disk is full", or an I/O error with no room left."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return True
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return True
+    if "disk i/o error" not in text:
+        return False
+    import shutil
+
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return shutil.disk_usage(probe).free < _NEARLY_FULL_BYTES
+    except OSError:
+        return False
+
+
 def explain(exc: BaseException, home: Path | None) -> tuple[str, int]:
     """The line to print (without ``error: ``) and the exit code for ``exc``."""
     if isinstance(exc, HermesError):
@@ -42,6 +68,9 @@ def explain(exc: BaseException, home: Path | None) -> tuple[str, int]:
     db = home / "state.db" if home is not None else Path("state.db")
     if is_damaged_database(exc):
         return f"{db} is damaged ({exc}); run `hermes doctor --fix` to save what is readable into a fresh database", 1
+    if disk_is_full(exc, db.parent):
+        return (f"the disk holding {db.parent} is full; free some space and send the command again "
+                "(nothing stored was lost, and reading commands still work)"), 1  # fmt: skip
     if isinstance(exc, sqlite3.OperationalError) and is_readonly_error(exc):
         return f"cannot write {db} ({exc}); make {db.parent} writable (reading commands still work)", 1
     if isinstance(exc, UnicodeDecodeError):
@@ -49,8 +78,6 @@ def explain(exc: BaseException, home: Path | None) -> tuple[str, int]:
     if isinstance(exc, OSError) and exc.filename:
         action = "write" if is_readonly_error(exc) else "use"
         return f"cannot {action} {exc.filename}: {exc.strerror or exc}; check that it exists and its permissions", 1
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return "the disk is full; free some space and try again", 1
     where = _log_trace(exc, home)
     return f"unexpected {type(exc).__name__}: {_short(exc)} (a bug; the full trace is in {where})", 1
 

@@ -21,6 +21,8 @@ __all__ = ["InputError", "attach_file", "check_fits", "read_prompt"]
 
 # Files larger than this are not read at all: no model window holds them.
 MAX_FILE_BYTES = 8 * 1024 * 1024
+# A piped prompt is read up to this many characters (``-q - < /dev/zero`` must end).
+MAX_STDIN_CHARS = 64 * 1024 * 1024
 # A rough, tokenizer-free estimate: about four characters a token.
 CHARS_PER_TOKEN = 4
 
@@ -43,9 +45,14 @@ def read_prompt(query: str | None, files: list[Path], stdin: TextIO | None = Non
         if query == "-" and _is_tty(stream):
             raise InputError("-q - reads the message from standard input; pipe it in (echo hi | hermes chat -q -)")
         try:
-            query = stream.read()
+            query = stream.read(MAX_STDIN_CHARS + 1)
         except UnicodeDecodeError as exc:
             raise InputError(f"standard input is not UTF-8 text (byte {exc.start}); convert it first") from None
+        if len(query) > MAX_STDIN_CHARS:
+            raise InputError(
+                f"standard input holds more than {MAX_STDIN_CHARS // 1_048_576}M characters, more than any model "
+                "window; send a part of it"
+            )
         if piped and not query.strip():
             raise InputError(
                 "the message is empty: standard input is not a terminal, so hermes chat answers what is piped "
@@ -81,7 +88,15 @@ def attach_file(path: Path) -> str:
                 f"--file {path} is {size / 1_048_576:.1f} MB, more than the {MAX_FILE_BYTES // 1_048_576} MB "
                 "that can be attached; attach a part of it"
             )
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            # Read at most one byte past the limit: /dev/zero, a FIFO or a growing log
+            # report a size of 0 and would otherwise be read without end.
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError(
+                f"--file {path} holds more than the {MAX_FILE_BYTES // 1_048_576} MB that can be attached; "
+                "attach a part of it"
+            )
     except FileNotFoundError:
         raise InputError(f"--file {path} does not exist") from None
     except OSError as exc:

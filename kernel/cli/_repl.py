@@ -126,6 +126,38 @@ def parse_command(line: str) -> tuple[str, list[str]]:
     return name, args
 
 
+def _run_command(handler: Any, agent: Any, args: list[str]) -> str:
+    """Run a slash command in a worker thread: Ctrl-C interrupts it (a /compress abandons its
+    summary call) and the REPL goes on, instead of the KeyboardInterrupt ending the REPL."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            outcome["text"] = handler(agent, args)
+        except BaseException as exc:  # raised again on the REPL's thread
+            outcome["exception"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="hermes-command", daemon=True).start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.1)
+        except KeyboardInterrupt:
+            if not interrupted:
+                print("\n  · interrupting the command…", file=sys.stderr)
+            interrupted = True
+            agent.interrupt()
+    if "exception" in outcome:
+        raise outcome["exception"]
+    text = str(outcome.get("text") or "")
+    return f"{text} (interrupted)" if interrupted else text
+
+
 def _turn(agent: Any, line: str) -> dict[str, Any]:
     """One turn; when the session was deleted under the REPL, say so and go on in a new one."""
     from ..store import SessionNotFoundError
@@ -169,7 +201,7 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                           f"with /, type it as //{line[1:]}", file=sys.stderr)  # fmt: skip
                     continue
                 try:
-                    print(redact_text(handler[0](agent, args)), file=sys.stderr)
+                    print(redact_text(_run_command(handler[0], agent, args)), file=sys.stderr)
                 except HermesError as exc:
                     print(f"error: {exc}", file=sys.stderr)
                 continue

@@ -14,7 +14,7 @@ from ..errors import ConfigError, HermesError
 from ..home import DEFAULT_PROFILE, HermesHome, resolve_home, set_active_home
 from ..host import PluginHost
 
-__all__ = ["AppState", "JsonOption", "state", "print_json", "print_table", "fail", "report"]
+__all__ = ["AppState", "JsonOption", "fail", "print_json", "print_table", "report", "state", "warn_unknown_keys"]
 
 
 class AppState:
@@ -84,6 +84,36 @@ class AppState:
                 disabled = ()  # reported by the command that needs the config
             self._host = PluginHost(disabled=disabled, plugin_dirs=self.plugin_dirs)
         return self._host
+
+
+def warn_unknown_keys(app: AppState, limit: int = 3) -> None:
+    """One stderr line per key of ``config.yaml`` that nothing reads (a typo is otherwise silent).
+
+    The kernel's own schema is asked first; the plugins' keys are gathered only
+    when something looks unknown, so a clean config costs nothing.
+    """
+    import sys
+
+    from ..config_schema import ConfigSchema
+
+    config = app.config
+    try:
+        from ..config import read_config_file
+
+        # A config shared with Hermes Agent: what is left once its keys are translated.
+        shared = getattr(config, "hermes", None)
+        data = shared.data if shared is not None else read_config_file(app.home.config_path)
+        if not ConfigSchema.build().unknown(data):
+            return
+        schema = ConfigSchema.from_host(app.host)
+        unknown = schema.unknown(data)
+    except Exception:  # noqa: BLE001 - a warning must never stop the command
+        return
+    for key in unknown[:limit]:
+        print(f"  · warning: config.yaml: unknown key {key!r}{schema.suggest(key)}; it is ignored "
+              f"(fix its name, or remove it from {app.home.config_path})", file=sys.stderr)  # fmt: skip
+    if len(unknown) > limit:
+        print(f"  · warning: {len(unknown) - limit} more unknown key(s) in config.yaml; see `hermes doctor`", file=sys.stderr)
 
 
 def state(ctx: typer.Context) -> AppState:

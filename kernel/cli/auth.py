@@ -108,7 +108,7 @@ def _status(state_: dict[str, Any]) -> str:
         return "ok"
     from datetime import datetime, timezone
 
-    until = datetime.fromtimestamp(float(state_["exhausted_until"]), tz=timezone.utc).strftime("%H:%M:%S UTC")
+    until = datetime.fromtimestamp(float(state_["exhausted_until"]), tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     return f"cooling down ({state_.get('reason', 'unknown')}) until {until}"
 
 

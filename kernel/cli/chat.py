@@ -17,11 +17,19 @@ from ._state import state
 __all__ = ["chat", "run_turn"]
 
 
-def run_turn(agent: Any, message: str) -> dict[str, Any]:
+class OneShotInterrupted(HermesError):
+    """Ctrl-C stopped a one-shot turn: its work is saved; exits 130, as a shell does for SIGINT."""
+
+    exit_code = 130
+
+
+def run_turn(agent: Any, message: str, *, one_shot: bool = False) -> dict[str, Any]:
     """Run one turn in a worker thread so Ctrl-C interrupts it cooperatively.
 
     The first Ctrl-C asks the agent to stop at the next safe point; the turn
-    then finishes persisting and returns flagged as interrupted.
+    then finishes persisting and returns flagged as interrupted. Later presses
+    only repeat the request; in a ``one_shot`` they stay ignored after the turn,
+    so the session is saved and ended however many times Ctrl-C is pressed.
     """
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -39,6 +47,7 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
         # (or kill -INT) must still interrupt the turn.
         signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=work, name="hermes-turn", daemon=True).start()
+    pressed = False
     # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
     # thread looking finished while it still runs (CPython before 3.13).
     while not done.is_set():
@@ -46,11 +55,17 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
             done.wait(0.1)
         except KeyboardInterrupt:
             agent.interrupt()
+            pressed = True
             print("\n  · interrupting at the next safe point…", file=sys.stderr)
+            if threading.current_thread() is threading.main_thread():
+                # From now on a press can land between any two lines below: it only interrupts.
+                signal.signal(signal.SIGINT, lambda signum, frame: agent.interrupt())
         except _signals.Terminated:
             agent.interrupt()  # tools stop their process groups, the model call is abandoned
             done.wait(_signals.GRACE_SECONDS)
             raise
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN if one_shot and pressed else signal.default_int_handler)
     if "exception" in outcome:
         raise outcome["exception"]
     return outcome
@@ -90,6 +105,9 @@ def chat(
         app_state.profile = profile
     query = read_prompt(query, list(files or []), repl=repl_mode)
     config = app_state.config
+    from ._state import warn_unknown_keys
+
+    warn_unknown_keys(app_state)
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
     from ..approvals import approval_callback
@@ -121,7 +139,7 @@ def chat(
             agent.close()
             raise
         try:
-            result = run_turn(agent, query)
+            result = run_turn(agent, query, one_shot=True)  # after a Ctrl-C, more presses are ignored
         except _signals.Terminated as stop:
             _signals.finish(agent, stop)
         display.finish()
@@ -138,6 +156,10 @@ def chat(
             return
         if answer and not result.get("empty"):
             typer.echo(answer)
+        if result.get("interrupted"):
+            raise OneShotInterrupted(
+                f"interrupted; what was done is saved: continue with `hermes chat --resume {result.get('session_id')} -q TEXT`"
+            )
         raise HermesError(describe_result(result))
     from ._repl import repl
     from ._review import review_compression

@@ -231,11 +231,16 @@ def _credential_findings(app_state: AppState) -> list[Finding]:
 
 
 def _database_findings(db: Any) -> list[Finding]:
-    from ..store.salvage import rebuild_fts, salvage_database
+    from ..store.salvage import NOT_A_FILE, move_aside, rebuild_fts, salvage_database
 
     path = db.path
     if not db.exists:
         return []
+    if db.damaged == NOT_A_FILE:
+        def aside() -> str:
+            return f"moved it to {move_aside(path).name}; a fresh {path.name} is created by the next command"
+
+        return [Finding("state.db", f"{path}: {NOT_A_FILE}", aside)]
     if db.damaged:
         def salvage() -> str:
             report = salvage_database(path)

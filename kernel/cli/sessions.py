@@ -52,8 +52,10 @@ def open_store(ctx: typer.Context, *, create: bool = False, write: bool = False)
 
 
 def _is_readonly_error(exc: BaseException) -> bool:
+    """The store cannot be opened for writing (read-only home, or a full disk): reading still works."""
     text = str(exc).lower()
-    return isinstance(exc, PermissionError) or "readonly" in text or "read-only" in text or "unable to open" in text
+    unwritable = ("readonly", "read-only", "unable to open", "disk is full", "disk i/o error")
+    return isinstance(exc, PermissionError) or any(part in text for part in unwritable)
 
 
 def _require_store(ctx: typer.Context, session_id: str) -> SessionStore:

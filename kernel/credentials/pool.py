@@ -55,8 +55,17 @@ def env_key_for(provider: str, provider_class: Any = None) -> str:
 
 
 def _cooling(state: Mapping[str, Any], now: float) -> bool:
-    """Whether a key's stored state still cools it down at ``now`` (usable again from ``exhausted_until`` on)."""
-    return float(state.get("exhausted_until", 0)) > now
+    """Whether a key's stored state still cools it down at ``now`` (usable again from ``exhausted_until`` on).
+
+    More time left than the cooldown that was set means the clock was wrong when it
+    was set (a day ahead, then corrected): the cooldown is void rather than a day long;
+    a key still limited is simply cooled again at its next failure.
+    """
+    left = float(state.get("exhausted_until", 0)) - now
+    length = state.get("cooldown")
+    if isinstance(length, (int, float)) and not isinstance(length, bool) and left > float(length) + 1.0:
+        return False
+    return left > 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ class CredentialsExhaustedError(ProviderError):
             f"{c.label} ({s.get('reason', 'unknown')}, {max(0, int(float(s['exhausted_until']) - now))}s left)"
             for c, s in cooling
         ]
-        at = datetime.fromtimestamp(soonest, tz=timezone.utc).strftime("%H:%M:%S UTC")
+        at = datetime.fromtimestamp(soonest, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         # One reason shared by every key is the error's; a mix (or an unknown one) reads as a rate limit.
         reason = shared if shared in ("billing", "auth") else "rate_limit"
         super().__init__(
@@ -330,7 +339,8 @@ class CredentialPool:
         until = self.clock() + cooldown
 
         def change(data: dict[str, Any]) -> None:
-            data["state"][credential.id] = {"exhausted_until": until, "reason": error.reason, "status": error.status}
+            data["state"][credential.id] = {"exhausted_until": until, "cooldown": cooldown, "reason": error.reason,
+                                            "status": error.status}  # fmt: skip
 
         self.store.update(change)
         log.info("%s key %s (%s) cooling down for %.0fs after %s", self.provider, credential.label,

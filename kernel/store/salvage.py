@@ -28,6 +28,19 @@ FTS_TABLES = ("messages_fts", "messages_trigram")
 _MAX_GAP = 20_000
 
 
+#: :attr:`DbHealth.damaged` of a state.db that is a folder (or another non-file): moved aside, never salvaged.
+NOT_A_FILE = "it is a folder, not a database file"
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` (a state.db that is not a file) beside itself; returns the new name. Nothing is deleted."""
+    import time
+
+    target = path.with_name(f"{path.name}.not-a-database-{time.strftime('%Y%m%d-%H%M%S')}")
+    path.rename(target)
+    return target
+
+
 @dataclass
 class DbHealth:
     """What ``hermes doctor`` learned about one state.db."""
@@ -57,6 +70,9 @@ def check_database(path: Path) -> DbHealth:
     """``quick_check``, FTS consistency, WAL size and row counts; never raises for a bad file."""
     health = DbHealth(path, path.exists())
     if not health.exists:
+        return health
+    if not path.is_file():
+        health.damaged = NOT_A_FILE
         return health
     wal = path.with_name(path.name + "-wal")
     health.wal_bytes = wal.stat().st_size if wal.exists() else 0

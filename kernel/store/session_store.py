@@ -111,6 +111,9 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         readonly: bool = False,
     ) -> None:
         self.path = Path(path)
+        if self.path.exists() and not self.path.is_file():
+            raise HermesError(f"{self.path} is a folder, not a database file; `hermes doctor --fix` moves it "
+                              "aside (nothing is deleted) and a new store is created")  # fmt: skip
         self.readonly = readonly
         self.checkpoint_every = checkpoint_every
         self._lock = WriteLock(self.path)

@@ -187,7 +187,7 @@ def test_interrupt_stops_a_running_tool_and_keeps_everything(fake_model_server: 
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 1 and "interrupted" in err, err
+    assert proc.returncode == 130 and "interrupted; what was done is saved" in err and "--resume" in err, err
     results = dict(db_rows(hermes_home, "SELECT tool_call_id, content FROM messages WHERE role = 'tool'"))
     assert "interrupted" in results["slow"] and results["after"].startswith("skipped")
     (session_id,) = db_rows(hermes_home, "SELECT id FROM sessions")[0]

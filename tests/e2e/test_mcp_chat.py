@@ -176,7 +176,7 @@ def test_ctrl_c_cancels_the_call_and_no_server_outlives_hermes(
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 1
+    assert proc.returncode == 130
     assert "interrupt" in err
     assert wait_for(lambda: (marks / "cancelled-ctrlc").exists(), 5)
     assert wait_for(lambda: not alive(child), 10), f"MCP server {child} outlived hermes"

@@ -231,7 +231,7 @@ def test_signal_during_a_slow_model_call(fake_model_server: FakeModelServer, wor
     assert len(fake_model_server.requests) == 1  # no retry ran after the interrupt
     session = last_session(env, workdir)
     if sig == signal.SIGINT:
-        assert proc.returncode == 1 and "interrupted" in err and "server_error" not in err
+        assert proc.returncode == 130 and "interrupted" in err and "server_error" not in err
         assert session["session"]["end_reason"] == "user_exit"
     else:
         assert proc.returncode == 128 + signal.SIGTERM and "SIGTERM" in err

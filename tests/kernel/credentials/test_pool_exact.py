@@ -109,7 +109,7 @@ def test_exhausted_error_says_which_keys_why_and_until_when(utc_plus_5_30: None)
     error = CredentialsExhaustedError("openai", cooling, T0)
     assert error.message == (
         "all 2 openai keys are cooling down: work (rate_limit, 90s left), home (unknown, 0s left); "
-        "the first is usable again at 08:00:00 UTC; see `hermes auth list` or clear with `hermes auth reset openai`")
+        "the first is usable again at 2027-01-15 08:00:00 UTC; see `hermes auth list` or clear with `hermes auth reset openai`")
     assert error.provider == "openai" and error.reason == "rate_limit"
     assert error.retry_after == 0.5
     assert error.retryable is False and error.should_rotate_credential is False and error.should_fallback is True
@@ -149,7 +149,7 @@ def test_a_cooldown_ends_exactly_at_its_time(hermes_home: Path) -> None:
     a = p.credentials()[0]
     assert p.mark_exhausted(a, ProviderError("rate_limit", "slow", status=429)) == 60.0
     clock.now = T0 + 59.999
-    assert p.statuses() == [(a, {"exhausted_until": T0 + 60, "reason": "rate_limit", "status": 429}),
+    assert p.statuses() == [(a, {"exhausted_until": T0 + 60, "cooldown": 60.0, "reason": "rate_limit", "status": 429}),
                             (p.credentials()[1], {})]
     assert p.select().key == B
     clock.now = T0 + 60
@@ -518,3 +518,14 @@ def test_a_hand_edited_entry_without_a_key_can_be_removed(hermes_home: Path) -> 
     store.update(lambda data: data["credentials"]["openai"].append({"label": "broken"}))
     assert store.remove("openai", lambda pos, entry: entry.get("label") == "broken") == [{"label": "broken"}]
     assert store.keys("openai") == [{"key": A, "label": "good", "added_at": 0}]
+
+
+def test_a_cooldown_set_while_the_clock_was_a_day_ahead_is_void_once_it_is_corrected(hermes_home: Path) -> None:
+    from hermes.kernel.credentials.pool import _cooling
+
+    assert _cooling({"exhausted_until": T0 + 60.0, "cooldown": 60.0}, T0)  # set now: cools for its minute
+    assert not _cooling({"exhausted_until": T0 + 60.0, "cooldown": 60.0}, T0 + 60.0)
+    # Set at T0 + 1 day by a wrong clock, read at T0: a day left of a 60 s cooldown is no cooldown.
+    assert not _cooling({"exhausted_until": T0 + 86_400 + 60.0, "cooldown": 60.0}, T0)
+    assert _cooling({"exhausted_until": T0 + 3_600.0, "cooldown": 3_600.0}, T0)  # a long one that is real
+    assert _cooling({"exhausted_until": T0 + 86_400.0}, T0)  # an older auth.json without the length: as stored

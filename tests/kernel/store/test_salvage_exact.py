@@ -55,9 +55,9 @@ def test_a_home_that_cannot_be_written_is_checked_read_only_and_not_called_damag
 
 def test_a_file_that_cannot_be_opened_at_all_says_why(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    db.mkdir()  # neither the normal nor the read-only connection can open a folder
+    db.mkdir()  # not a database at all: said as such, not as SQLite's "disk I/O error"
     health = check_database(db)
-    assert health.as_dict() == {"path": str(db), "exists": True, "damaged": "disk I/O error",
+    assert health.as_dict() == {"path": str(db), "exists": True, "damaged": "it is a folder, not a database file",
                                 "fts_problems": [], "wal_bytes": 0, "sessions": None, "messages": None}  # fmt: skip
 
 
