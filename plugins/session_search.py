@@ -87,8 +87,11 @@ def _search(store: Any, query: str, tenant: str | None, session_id: str | None, 
     if session_id is not None and tenant_session(store, session_id, tenant) is None:
         # The same words for a missing id and another tenant's: nothing tells them apart.
         raise ToolError(f"no session {session_id!r}; give a session_id from this tool's earlier results")
-    scope = {"tenant": tenant} if tenant is not None else {}  # a store from before tenants takes no such argument
-    hits = store.search(query, session_id=session_id, **filters, **scope)
+    if session_id is not None:
+        filters["session_id"] = session_id
+    if tenant is not None:  # never passed otherwise: a store from before tenants takes no such argument
+        filters["tenant"] = tenant
+    hits = store.search(query, **filters)
     if tenant is None:
         return hits
     # The store already filtered; nothing another tenant wrote is shown even if one did not.
