@@ -53,6 +53,7 @@ __all__ = [
     "SessionStore",
     "StreamDelta",
     "StreamItem",
+    "TENANT_SERVICE",
     "Tool",
     "ToolCall",
     "ToolContext",
@@ -79,7 +80,9 @@ __all__ = [
 # Everything but what the command line needs loads on first use, so `hermes --help`
 # pays for none of it (tests/test_startup.py).
 _LAZY = {
-    **dict.fromkeys(["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "ToolSource", "tools_from_plugin"], ".tools"),
+    **dict.fromkeys(
+        ["CARRY_OVER_KEY", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolSource", "tools_from_plugin"], ".tools"
+    ),
     **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
@@ -112,7 +115,7 @@ if TYPE_CHECKING:
     from .memory import MemoryManager
     from .memory_provider import MemoryProvider
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
-    from .tools import CARRY_OVER_KEY, Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
+    from .tools import CARRY_OVER_KEY, TENANT_SERVICE, Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
     from .usage import CanonicalUsage, CostResult
     from .credentials import (
         Credential,

@@ -20,12 +20,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CARRY_OVER_KEY", "Tool", "ToolContext", "ToolError", "ToolHandler", "ToolSource", "tools_from_plugin"]
+__all__ = [
+    "CARRY_OVER_KEY", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolHandler", "ToolSource",
+    "tools_from_plugin",
+]  # fmt: skip
 
 #: ``ctx.state[CARRY_OVER_KEY]`` maps a heading to text that must survive a
 #: compaction (the live todo list): the kernel adds it to the system prompt it
 #: rebuilds at that boundary.
 CARRY_OVER_KEY = "carry_over"
+#: ``ctx.services[TENANT_SERVICE]`` is the tenant the agent works for (None: no tenant).
+#: A tool that reads stored sessions shows it only that tenant's (``session_search`` does).
+TENANT_SERVICE = "tenant"
 
 
 class ToolError(Exception):
@@ -41,7 +47,8 @@ class ToolContext:
     """What a handler may use besides its arguments.
 
     ``services`` carries kernel objects by name (``"store"`` for the session
-    store, ...); a handler that needs one it was not given raises ToolError.
+    store, :data:`TENANT_SERVICE` for the agent's tenant, ...); a handler that
+    needs one it was not given raises ToolError.
     ``state`` is scratch space that lives as long as the agent (the todo list).
     ``ask_user`` and ``approve`` exist only in an interactive session (the
     REPL); in one-shot mode they are None, so a question cannot be asked and a

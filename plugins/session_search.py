@@ -4,13 +4,19 @@ Hits are grouped under their lineage root, so a conversation compressed many
 times reads as one conversation, and each carries a snippet and one message
 of context either side. The store comes from ``ctx.services["store"]`` or,
 failing that, from ``ctx.home.state_db``.
+
+When the context carries a tenant (``ctx.services[TENANT_SERVICE]``), the tool
+sees that tenant's sessions only: the store filters the search, a session named
+by id must be one of them (another tenant's id is "not found", word for word as a
+missing one), and any hit or lineage root the store returns from outside the
+tenant is dropped before anything of it is shown.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hermes.kernel import Tool, ToolContext, ToolError
+from hermes.kernel import TENANT_SERVICE, Tool, ToolContext, ToolError
 
 __all__ = ["TOOLS", "session_search", "session_search_tool"]
 
@@ -28,6 +34,7 @@ PARAMETERS: dict[str, Any] = {
         "sort": {"type": "string", "enum": ["rank", "time"], "description": "rank: best match first; time: newest first."},
         "role": {"type": "string", "enum": ["user", "assistant", "tool"], "description": "Only messages with this role."},
         "source": {"type": "string", "description": "Only sessions from this source (cli, api, subagent, ...)."},
+        "session_id": {"type": "string", "description": "Only this session (an id from an earlier search's hits)."},
         "include_current": {
             "type": "boolean",
             "description": "Also search the current session (default false: its messages are already in context).",
@@ -65,8 +72,40 @@ def _int(value: Any, default: int) -> int:
     return min(number, MAX_LIMIT)
 
 
+def _session_id(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"argument 'session_id' must be a string, got {value!r}")
+    return value
+
+
+def _search(store: Any, query: str, tenant: str | None, session_id: str | None, **filters: Any) -> list[Any]:
+    """The store's hits, every one inside ``tenant`` (when given) and ``session_id`` (when given)."""
+    from hermes.kernel.store import tenant_session
+
+    if session_id is not None and tenant_session(store, session_id, tenant) is None:
+        # The same words for a missing id and another tenant's: nothing tells them apart.
+        raise ToolError(f"no session {session_id!r}; give a session_id from this tool's earlier results")
+    if session_id is not None:
+        filters["session_id"] = session_id
+    if tenant is not None:  # never passed otherwise: a store from before tenants takes no such argument
+        filters["tenant"] = tenant
+    hits = store.search(query, **filters)
+    if tenant is None:
+        return hits
+    # The store already filtered; nothing another tenant wrote is shown even if one did not.
+    visible = {sid for sid in {h.session_id for h in hits} | {h.root_session_id for h in hits}
+               if tenant_session(store, sid, tenant) is not None}  # fmt: skip
+    kept = [h for h in hits if h.session_id in visible]
+    for hit in kept:
+        if hit.root_session_id not in visible:
+            hit.root_session_id, hit.root_title = hit.session_id, hit.title
+    return kept
+
+
 def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    """Handler: search stored sessions and group the hits by conversation (lineage root)."""
+    """Handler: search stored sessions (the tenant's, when there is one) and group the hits by conversation."""
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolError("argument 'query' must be a non-empty string")
@@ -75,12 +114,15 @@ def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         raise ToolError("argument 'sort' must be 'rank' or 'time'")
     limit = _int(args.get("limit"), 10)
     include_current = bool(args.get("include_current"))
+    session_id = _session_id(args.get("session_id"))
+    tenant = (ctx.services or {}).get(TENANT_SERVICE)
     from hermes.kernel.redact import redact_data, redact_snippet
 
     store, owned = _open_store(ctx)
     try:
         # Ask for a few more, since the current session's hits may be dropped.
-        hits = store.search(query, limit=limit + 20, sort=sort, role=args.get("role") or None, source=args.get("source") or None)
+        hits = _search(store, query, tenant, session_id, limit=limit + 20, sort=sort, role=args.get("role") or None,
+                       source=args.get("source") or None)  # fmt: skip
     finally:
         if owned:
             store.close()

@@ -307,6 +307,7 @@ class HermesStateDB:
             "estimated_cost_usd": cost or 0,
             "cost_status": status,
             "updated_at": max(times) if times else row["started_at"],
+            "tenant": None,  # Hermes Agent has no tenants: its history belongs to none
         }
 
     def _message(self, m: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..context_engine import estimate_tokens
 from .history import repair_history
+from .sessions import rotate
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -88,7 +89,7 @@ def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool
     if fidelity is not None:
         fidelity["edited"] = edited
     old = agent.session_id
-    agent._rotate(compressed)
+    rotate(agent, compressed)
     new = agent.session_id
     assert old is not None and new is not None
     if agent.store is not None:

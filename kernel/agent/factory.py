@@ -135,11 +135,15 @@ def build_agent(
     approve: Callable[[str, str], bool] | None = None,
     cwd: Path | None = None,
     routes: Sequence[ModelRoute] | None = None,
+    tenant: str | None = None,
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config).
 
     ``routes`` (primary first) replaces opening them from config: a server
     shares its model clients, and their SDK connections, across its agents.
+    ``tenant`` scopes the agent to that tenant's sessions (:attr:`Agent.tenant`);
+    ``resume`` is then an exact id of one of them (a prefix could match another
+    tenant's), and any other id is not found.
     """
     from ..memory import MemoryManager
     from ..store import open_store
@@ -165,36 +169,41 @@ def build_agent(
         tools.add(tool)  # an engine's own tools (e.g. recall of what it compressed) reach the model too
     home.ensure()
     store = open_store(config, home, host)
-    if resume:
-        resume = store.resolve_session_id(resume)
     from .wiring import prompt_extras, review_schedules
 
     work_dir = cwd or Path.cwd()
     warn = (lambda text: on_event(AgentEvent("status", f"warning: {text}"))) if on_event else (lambda text: None)
-    agent = Agent(
-        routes=routes,
-        tools=tools,
-        host=host,
-        store=store,
-        max_iterations=int(config.get("agent.max_iterations", 90)),
-        results_dir=home.results_dir,
-        engine=engine,
-        memory=memory,
-        source=source,
-        session_id=resume,
-        soul_path=home.path / "SOUL.md",
-        cwd=work_dir,
-        prompt_extras=prompt_extras(home, config, host, work_dir, warn),
-        stream=stream,
-        max_tokens=int(config.get("model.max_tokens", 4096)),
-        temperature=config.get("model.temperature", None),
-        on_event=on_event,
-        ask_user=ask_user,
-        approve=approve,
-        home=home,
-        config=config,
-        owns_store=True,
-    )
+    try:
+        if resume and tenant is None:
+            resume = store.resolve_session_id(resume)
+        agent = Agent(
+            routes=routes,
+            tools=tools,
+            host=host,
+            store=store,
+            max_iterations=int(config.get("agent.max_iterations", 90)),
+            results_dir=home.results_dir,
+            engine=engine,
+            memory=memory,
+            source=source,
+            session_id=resume,
+            soul_path=home.path / "SOUL.md",
+            cwd=work_dir,
+            prompt_extras=prompt_extras(home, config, host, work_dir, warn),
+            stream=stream,
+            max_tokens=int(config.get("model.max_tokens", 4096)),
+            temperature=config.get("model.temperature", None),
+            on_event=on_event,
+            ask_user=ask_user,
+            approve=approve,
+            home=home,
+            config=config,
+            owns_store=True,
+            tenant=tenant,
+        )
+    except BaseException:
+        store.close()  # a session not found (another tenant's, say) leaves no connection behind in a server
+        raise
     agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
     agent.tool_context.services["host"] = host
     agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))

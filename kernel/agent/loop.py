@@ -30,13 +30,14 @@ from ..providers.errors import ProviderError
 from ..redact import redact_tool_results
 from ..result_budget import ResultBudget
 from ..tool_registry import ToolCall, ToolRegistry, ToolResult, plan_batches
-from ..tools import ToolContext
+from ..tools import TENANT_SERVICE, ToolContext
 from ..usage import record_request
 from .answers import ReplyRecovery
 from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .turn_state import _TurnFailed, _TurnState, _carry_over_text, _wire_message, offered_schemas, split_client_calls
-from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context, repair_history
+from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context
+from .sessions import ensure_session, load_session
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -71,6 +72,7 @@ class Agent:
     :param store: a SessionStore (or None for an unpersisted agent).
     :param engine: the active context engine, or None (context overflow then fails).
     :param interactive: True in the REPL: ``ask_user`` and ``approve`` are used.
+    :param tenant: whose sessions these are (None: no tenant's); see :mod:`.sessions`.
     """
 
     #: Shows a compaction's note before the session rotates (set by the REPL); see :mod:`.compaction`.
@@ -107,6 +109,7 @@ class Agent:
         home: Any = None,
         config: Any = None,
         owns_store: bool = False,
+        tenant: str | None = None,
     ) -> None:
         if not routes:
             raise ValueError("an agent needs at least one model route")
@@ -149,6 +152,7 @@ class Agent:
             services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
             is_interrupted=self._interrupt.is_set,
         )  # fmt: skip
+        self.tenant = tenant
         if engine is not None:
             host.register(engine)  # the active engine listens to the kernel hooks
         if session_id is not None:
@@ -160,54 +164,25 @@ class Agent:
     def primary(self) -> ModelRoute:
         return self.routes[0]
 
+    @property
+    def tenant(self) -> str | None:
+        """The tenant this agent works for: its sessions are created with it, and only its are resumed."""
+        return self._tenant
+
+    @tenant.setter
+    def tenant(self, tenant: str | None) -> None:
+        # Tools see the same tenant, always; without one the services hold none, as before tenants.
+        self._tenant = tenant
+        if tenant is None:
+            self.tool_context.services.pop(TENANT_SERVICE, None)
+        else:
+            self.tool_context.services[TENANT_SERVICE] = tenant
+
     def _load_session(self, session_id: str) -> None:
-        if self.store is None:
-            raise ValueError("resuming a session needs a session store")
-        conversation = self.store.resume(session_id)
-        self.session_id = conversation.session["id"]
-        self._ended = None  # a resumed session can end again
-        self.system_prompt = conversation.session.get("system_prompt")
-        stored = conversation.messages
-        self.messages = repair_history(stored)
-        # Skipped results the repair appended (a crash between a model answer and
-        # its tools) are persisted; a repair inside the history stays in memory.
-        appended_only = self.messages[: len(stored)] == stored
-        self._persisted = len(stored) if appended_only else len(self.messages)
-        self.turn = sum(1 for m in self.messages if m.get("role") == "user")
-        self.tool_context.session_id = self.session_id
-        self._flush()
-        self._start_engine(self.session_id, resumed=True)
+        load_session(self, session_id)
 
     def _ensure_session(self) -> str:
-        if self.session_id is not None and self.system_prompt is not None:
-            return self.session_id
-        from ..store import new_session_id
-
-        session_id = self.session_id or new_session_id()
-        if self.memory is not None:
-            self.memory.start(session_id)  # takes the snapshot the prompt freezes
-        self.system_prompt = self._build_prompt(session_id)
-        # A resumed row without a stored prompt (written by another tool) is used as it is.
-        if self.store is not None and (self.session_id is None or self.store.get_session(session_id) is None):
-            # The frozen prompt is stored with the row: a resume reuses it byte for byte.
-            self.store.create_session(
-                session_id=session_id, source=self.source, model=self.primary.model,
-                system_prompt=self.system_prompt, parent_session_id=self.parent_session_id,
-            )  # fmt: skip
-        self.session_id = session_id
-        self.tool_context.session_id = session_id
-        self._start_engine(session_id, resumed=False)
-        return session_id
-
-    def _start_engine(self, session_id: str, *, resumed: bool) -> None:
-        """Tell the context engine a session (new or resumed) starts; its failure never stops the agent."""
-        if self.engine is None:
-            return
-        try:
-            self.engine.on_session_start(session_id, resumed=resumed, hermes_home=self.tool_context.home,
-                                         platform=self.source, model=self.primary.model)  # fmt: skip
-        except Exception as exc:
-            log.warning("context engine %r: on_session_start failed: %s: %s", self.engine.name, type(exc).__name__, exc)
+        return ensure_session(self)
 
     def _build_prompt(self, session_id: str) -> str:
         return build_system_prompt(
@@ -258,6 +233,7 @@ class Agent:
             "max_tokens": self.max_tokens,
             "home": self.tool_context.home,
             "config": self.tool_context.config,
+            "tenant": self.tenant,  # a sub-agent or a review works inside the same tenant
         }
 
     def close(self) -> None:
@@ -551,27 +527,6 @@ class Agent:
         from .compaction import compress_agent
 
         return compress_agent(self, focus_topic, manual=manual, review=review)
-
-    def _rotate(self, messages: list[dict[str, Any]]) -> None:
-        """Continue in a child session holding ``messages`` (the parent ends with ``compression``)."""
-        from ..store import new_session_id
-
-        old = self.session_id
-        assert old is not None
-        self._flush()
-        new = new_session_id()
-        if self.memory is not None:
-            self.memory.refresh_snapshot()
-        # The system prompt is rebuilt at this boundary: memory written meanwhile and
-        # the live todo list reach the model, then stay frozen until the next one.
-        prompt = self._build_prompt(new)
-        if self.store is not None:
-            self.store.compression_child(old, messages, system_prompt=prompt, child_id=new)
-        self.session_id, self.system_prompt, self.messages = new, prompt, list(messages)
-        self._persisted = len(self.messages)
-        self.tool_context.session_id = new
-        self._turn_index = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"), default=-1)
-        self.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason="compression")
 
     # --- tools --------------------------------------------------------------------
 

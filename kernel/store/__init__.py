@@ -13,6 +13,7 @@ from .search import SearchHit, fts_query
 from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .opening import STORE_GROUP, open_store, store_settings
 from .session_store import SessionNotFoundError, SQLiteSessionStore, TitleInUseError, new_session_id
+from .tenants import require_tenant_session, tenant_session, visible_to
 from .titles import sanitize_title
 
 __all__ = [
@@ -31,7 +32,10 @@ __all__ = [
     "fts_query",
     "new_session_id",
     "open_store",
+    "require_tenant_session",
     "store_settings",
     "sanitize_title",
     "strip_images",
+    "tenant_session",
+    "visible_to",
 ]

@@ -10,6 +10,11 @@ default and registers the same way (``sqlite``).
 ``path`` (like ``pathlib.Path`` returning a ``PosixPath``), so code and tests
 that only ever meant "the local file" keep working unchanged.
 
+Tenants (:mod:`.tenants`): a session may belong to one (``create_session(tenant=)``,
+the ``tenant`` key of its row, None when it has none); its branches and compression
+children inherit it, imports keep it, and ``list_sessions`` and ``search`` given a
+tenant see only that tenant's sessions. A tenant of None given as a filter filters nothing.
+
 Every backend must pass :mod:`hermes.kernel.testing.store_suite`.
 """
 
@@ -126,8 +131,9 @@ class SessionStore(abc.ABC):
         parent_session_id: str | None = None,
         title: str | None = None,
         session_id: str | None = None,
+        tenant: str | None = None,
     ) -> str:
-        """Open a new session and return its id."""
+        """Open a new session of ``tenant`` (None: of no tenant) and return its id."""
 
     @abc.abstractmethod
     def get_session(self, session_id: str) -> dict[str, Any] | None:
@@ -147,8 +153,14 @@ class SessionStore(abc.ABC):
         """An exact id, or a prefix that matches exactly one session."""
 
     @abc.abstractmethod
-    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
-        """Sessions, newest first."""
+    def list_sessions(
+        self, *, source: str | None = None, limit: int | None = 50, tenant: str | None = None, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Sessions, newest first (``started_at``, then id: the same order every time).
+
+        ``tenant`` given: that tenant's sessions only. ``offset`` skips that many rows of the
+        order, so pages of ``limit`` follow one another (a negative one is a ValueError).
+        """
 
     @abc.abstractmethod
     def end_session(self, session_id: str, reason: str) -> None:
@@ -188,7 +200,7 @@ class SessionStore(abc.ABC):
 
     @abc.abstractmethod
     def branch(self, session_id: str, *, title: str | None = None, source: str | None = None) -> str:
-        """A child with the history copied; the parent ends with ``branched``."""
+        """A child with the history copied (and the parent's tenant); the parent ends with ``branched``."""
 
     @abc.abstractmethod
     def compression_child(
@@ -200,7 +212,7 @@ class SessionStore(abc.ABC):
         title: str | None = None,
         child_id: str | None = None,
     ) -> str:
-        """End ``session_id`` with ``compression`` and continue in a child holding ``messages``."""
+        """End ``session_id`` with ``compression`` and continue in a child (of its tenant) holding ``messages``."""
 
     @abc.abstractmethod
     def record_compaction(
@@ -266,8 +278,13 @@ class SessionStore(abc.ABC):
         role: str | None = None,
         session_id: str | None = None,
         context: bool = True,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
-        """Messages matching ``query`` (:mod:`hermes.kernel.store.query` syntax; never raises on it)."""
+        """Messages matching ``query`` (:mod:`hermes.kernel.store.query` syntax; never raises on it).
+
+        ``tenant`` given: hits in that tenant's sessions only, and their lineage roots
+        never outside it.
+        """
 
     # -- removal, export and bulk copy -------------------------------------------
 
@@ -300,7 +317,7 @@ class SessionStore(abc.ABC):
 
     @abc.abstractmethod
     def import_sessions(self, batch: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> ImportResult:
-        """Copy whole sessions (row, messages) in one transaction, keeping ids, titles, usage and times.
+        """Copy whole sessions (row, messages) in one transaction, keeping ids, titles, tenants, usage and times.
 
         Idempotent: a session already present with as many messages is
         skipped; one present with a different count is reported as a

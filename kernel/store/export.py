@@ -41,7 +41,7 @@ def export_markdown(session: dict[str, Any], messages: list[dict[str, Any]]) -> 
     session, messages = redact_data(session), redact_data(messages)
     title = session.get("title") or session["id"]
     out = [f"# {title}", ""]
-    for key in ("id", "source", "model", "parent_session_id", "started_at", "ended_at", "end_reason"):
+    for key in ("id", "source", "tenant", "model", "parent_session_id", "started_at", "ended_at", "end_reason"):
         value = session.get(key)
         if value is not None:
             out.append(f"- **{key}**: {iso_time(value) if key.endswith('_at') else value}")

@@ -15,13 +15,13 @@ from typing import Any
 
 from .content import decode_content, encode_content, from_json, strip_images, to_json, tool_args_text
 
-__all__ = ["CHAT_COLUMNS", "MESSAGE_COLUMNS", "SESSION_COLUMNS", "chat_rows", "decode_message", "message_row", "new_session_id"]
+__all__ = ["CHAT_COLUMNS", "MESSAGE_COLUMNS", "SESSION_COLUMNS", "chat_rows", "decode_message", "message_row", "new_session_id", "page_offset"]
 
 SESSION_COLUMNS = (
     "id", "source", "model", "system_prompt", "parent_session_id", "started_at", "ended_at",
     "end_reason", "title", "message_count", "tool_call_count", "api_call_count",
     "compression_count", "input_tokens", "output_tokens", "cache_read_tokens",
-    "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "cost_status", "updated_at",
+    "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "cost_status", "updated_at", "tenant",
 )  # fmt: skip
 _MESSAGE_COLUMNS = (
     "id", "session_id", "role", "content", "content_parts", "tool_calls", "tool_call_id",
@@ -37,6 +37,13 @@ _INSERT_MESSAGE = (
 def new_session_id(now: datetime | None = None) -> str:
     """``YYYYMMDD_HHMMSS_`` plus 6 hex digits: sortable by time, unique in practice."""
     return (now or datetime.now()).strftime("%Y%m%d_%H%M%S_") + secrets.token_hex(3)
+
+
+def page_offset(offset: int) -> int:
+    """``list_sessions``'s ``offset``, checked (any backend): a page never starts before the first row."""
+    if int(offset) < 0:
+        raise ValueError(f"offset must be zero or more, not {offset!r}")
+    return int(offset)
 
 
 def _message_row(session_id: str, message: Mapping[str, Any], now: float) -> tuple[Any, ...]:

@@ -200,6 +200,13 @@ def _build() -> Migrations:
         )
         db["compactions"].create_index(["parent_session_id"], index_name="idx_compactions_parent")
 
+    @m()
+    def m008_tenants(db: Database) -> None:
+        # The tenant (under `hermes serve`, the owner of an API key) a session belongs to;
+        # NULL for every session written before, and for those written without one.
+        db["sessions"].add_column("tenant", str)
+        db["sessions"].create_index(["tenant", "started_at"], index_name="idx_sessions_tenant")
+
     return m
 
 

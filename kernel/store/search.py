@@ -71,9 +71,11 @@ def fts_query(query: str) -> str | None:
     return to_fts5(node) if node is not None else None
 
 
-def _filters(source: str | None, role: str | None, session_id: str | None) -> tuple[str, list[Any]]:
+def _filters(
+    source: str | None, role: str | None, session_id: str | None, tenant: str | None = None
+) -> tuple[str, list[Any]]:
     sql, params = "", []
-    for column, value in (("s.source", source), ("m.role", role), ("m.session_id", session_id)):
+    for column, value in (("s.source", source), ("m.role", role), ("m.session_id", session_id), ("s.tenant", tenant)):
         if value is not None:
             sql += f" AND {column} = ?"
             params.append(value)
@@ -209,27 +211,37 @@ def _neighbours(conn: sqlite3.Connection, hits: list[tuple[str, int]]) -> dict[t
     return {(row[0], row[1]): row[2:] for row in conn.execute(sql, params)}
 
 
+# ``{scope}`` and ``{parent_scope}`` keep a tenant's walk inside its own sessions: an ancestor of
+# another tenant's is never reached, so neither its id nor its title comes back as a root.
 _ROOTS_SQL = """
 WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
     SELECT id, id, parent_session_id, 0 FROM sessions WHERE id IN ({marks})
     UNION ALL
     SELECT up.start, s.id, s.parent_session_id, up.depth + 1
     FROM sessions s JOIN up ON s.id = up.parent_session_id
-    WHERE up.depth < ?
+    WHERE up.depth < ?{scope}
 )
 SELECT up.start, up.id, s.title FROM up JOIN sessions s ON s.id = up.id
 WHERE up.parent_session_id IS NULL OR up.depth = ?
-  OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = up.parent_session_id)
+  OR NOT EXISTS (SELECT 1 FROM sessions p WHERE p.id = up.parent_session_id{parent_scope})
 """
 
 
-def _roots(conn: sqlite3.Connection, session_ids: set[str]) -> dict[str, tuple[str, str | None]]:
-    """``{session id: (lineage root id, root title)}`` in one statement."""
+def _roots(
+    conn: sqlite3.Connection, session_ids: set[str], tenant: str | None = None
+) -> dict[str, tuple[str, str | None]]:
+    """``{session id: (lineage root id, root title)}`` in one statement, within ``tenant`` when given."""
     if not session_ids:
         return {}
     ids = sorted(session_ids)
-    sql = _ROOTS_SQL.format(marks=",".join("?" * len(ids)))
-    return {row[0]: (row[1], row[2]) for row in conn.execute(sql, [*ids, MAX_DEPTH, MAX_DEPTH])}
+    scoped = tenant is not None
+    sql = _ROOTS_SQL.format(
+        marks=",".join("?" * len(ids)),
+        scope=" AND s.tenant = ?" if scoped else "",
+        parent_scope=" AND p.tenant = ?" if scoped else "",
+    )
+    params = [*ids, MAX_DEPTH, *([tenant] if scoped else []), MAX_DEPTH, *([tenant] if scoped else [])]
+    return {row[0]: (row[1], row[2]) for row in conn.execute(sql, params)}
 
 
 def build_hits(
@@ -271,10 +283,13 @@ def search_messages(
     session_id: str | None = None,
     context: bool = True,
     trigram: bool | None = None,
+    tenant: str | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query`` (see :mod:`.query`); never raises on the query's text.
 
-    ``trigram=None`` uses the trigram index when this database has one.
+    ``trigram=None`` uses the trigram index when this database has one. ``tenant``
+    limits everything to that tenant's sessions: the hits, their lineage roots,
+    and the word check that decides whether to look for substrings.
     """
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
@@ -282,10 +297,10 @@ def search_messages(
     node = parse_query(query)
     if node is None:
         return []
-    where, params = _filters(source, role, session_id)
+    where, params = _filters(source, role, session_id, tenant)
     match = to_fts5(node)
     rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit, Highlighter(node), context)
-    if not rows and not _all_words_known(conn, _leaves(node)):
+    if not rows and not _all_words_known(conn, _leaves(node), tenant):
         terms = _leaves(node)
         use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
         # Trigram MATCH needs three characters per term; shorter terms go to LIKE.
@@ -297,7 +312,7 @@ def search_messages(
         else:
             rows = _like_rows(conn, node, where, params, limit)
     # Only a session with a parent can have another lineage root; most have none.
-    roots = _roots(conn, {row[1] for row in rows if row[7] is not None})
+    roots = _roots(conn, {row[1] for row in rows if row[7] is not None}, tenant)
     if not (context and rows):
         neighbours = None
     elif len(rows[0]) > 8:  # read with the hits
@@ -307,12 +322,21 @@ def search_messages(
     return build_hits(rows, roots, neighbours)
 
 
-def _all_words_known(conn: sqlite3.Connection, terms: list[Any]) -> bool:
+def _all_words_known(conn: sqlite3.Connection, terms: list[Any], tenant: str | None = None) -> bool:
     """True when every term is a word of the word index on its own: the query just has no
     match, and a substring scan would only cost time. A term inside a longer word, or CJK
-    text (one token per run), is not, so the substring index still answers those."""
+    text (one token per run), is not, so the substring index still answers those.
+
+    With ``tenant``, words of that tenant's sessions only: whether a substring search runs
+    must not depend on what another tenant wrote."""
+    sql = "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1"
+    if tenant is not None:
+        sql = (
+            "SELECT 1 FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid "
+            "CROSS JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ? AND s.tenant = ? LIMIT 1"
+        )
     for term in terms:
-        rows = _run(conn, "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", [to_fts5(term)])
+        rows = _run(conn, sql, [to_fts5(term), *([tenant] if tenant is not None else [])])
         if not rows:
             return False
     return True

@@ -49,10 +49,12 @@ from .rows import (
     decode_message,
     message_row,
     new_session_id,
+    page_offset,
 )
 from .schema import apply_migrations, migrations
 from .sqlite_bulk import PRUNE_ACTIVE_WITHIN_S, RemovalAndCopy  # noqa: F401 - PRUNE_ACTIVE_WITHIN_S: hermes sessions prune reads it here
 from .search import SearchHit, SortOrder, search_messages
+from .tenants import title_in_use
 from .titles import next_numbered_title, sanitize_title
 
 __all__ = [
@@ -255,19 +257,20 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         parent_session_id: str | None = None,
         title: str | None = None,
         session_id: str | None = None,
+        tenant: str | None = None,
     ) -> str:
-        """Open a new session and return its id."""
+        """Open a new session (of ``tenant``, None: of none) and return its id."""
         sid = session_id or new_session_id()
         clean = sanitize_title(title)
 
         def insert(conn: sqlite3.Connection) -> None:
             if clean is not None:
-                self._check_title_free(conn, clean, sid)
+                self._check_title_free(conn, clean, sid, tenant)
             now = time.time()
             conn.execute(
                 "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, "
-                "title, updated_at) VALUES (?,?,?,?,?,?,?,?)",
-                (sid, source, model, system_prompt, parent_session_id, now, clean, now),
+                "title, updated_at, tenant) VALUES (?,?,?,?,?,?,?,?,?)",
+                (sid, source, model, system_prompt, parent_session_id, now, clean, now, tenant),
             )
 
         self._write(insert)
@@ -296,14 +299,16 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             raise HermesError(f"session id prefix {text!r} is ambiguous; give more characters")
         raise SessionNotFoundError(text)
 
-    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
-        """Sessions, newest first."""
+    def list_sessions(
+        self, *, source: str | None = None, limit: int | None = 50, tenant: str | None = None, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Sessions (of ``tenant`` only, when given), newest first; ``offset`` skips that many (paging)."""
         cols = ", ".join(SESSION_COLUMNS)
-        sql = f"SELECT {cols} FROM sessions" + (" WHERE source = ?" if source else "")
-        sql += " ORDER BY started_at DESC, id DESC" + (" LIMIT ?" if limit is not None else "")
-        params: list[Any] = [source] if source else []
-        if limit is not None:
-            params.append(limit)
+        where = [(c, v) for c, v in (("source", source or None), ("tenant", tenant)) if v is not None]
+        sql = f"SELECT {cols} FROM sessions" + (" WHERE " + " AND ".join(f"{c} = ?" for c, _ in where) if where else "")
+        # LIMIT -1: no limit, which SQLite needs to take an OFFSET.
+        sql += " ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?"
+        params: list[Any] = [v for _, v in where] + [-1 if limit is None else limit, page_offset(offset)]
         rows = self._read(lambda c: c.execute(sql, params).fetchall())
         return [dict(zip(SESSION_COLUMNS, row)) for row in rows]
 
@@ -325,10 +330,10 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
     # -- titles ----------------------------------------------------------------
 
     @staticmethod
-    def _check_title_free(conn: sqlite3.Connection, title: str, session_id: str) -> None:
-        row = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchone()
+    def _check_title_free(conn: sqlite3.Connection, title: str, session_id: str, tenant: str | None) -> None:
+        row = conn.execute("SELECT id, tenant FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchone()
         if row is not None:
-            raise TitleInUseError(f"title {title!r} is already used by session {row[0]}")
+            raise title_in_use(title, row[0], row[1], tenant)
 
     def set_title(self, session_id: str, title: str | None) -> str | None:
         """Set (or clear, with None/blank) the title; returns the sanitised title."""
@@ -336,7 +341,8 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
 
         def update(conn: sqlite3.Connection) -> None:
             if clean is not None:
-                self._check_title_free(conn, clean, session_id)
+                owner = conn.execute("SELECT tenant FROM sessions WHERE id = ?", (session_id,)).fetchone()
+                self._check_title_free(conn, clean, session_id, owner[0] if owner else None)
             cur = conn.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
             if cur.rowcount == 0:
                 raise SessionNotFoundError(session_id)
@@ -410,14 +416,14 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
 
         def create(conn: sqlite3.Connection) -> None:
             parent = conn.execute(
-                "SELECT source, model, system_prompt, title FROM sessions WHERE id = ?", (parent_id,)
+                "SELECT source, model, system_prompt, title, tenant FROM sessions WHERE id = ?", (parent_id,)
             ).fetchone()
             if parent is None:
                 raise SessionNotFoundError(parent_id)
-            p_source, model, p_prompt, p_title = parent
+            p_source, model, p_prompt, p_title, tenant = parent
             clean = sanitize_title(title)
             if clean is not None:
-                self._check_title_free(conn, clean, child_id)
+                self._check_title_free(conn, clean, child_id, tenant)
             elif p_title:
                 clean = next_numbered_title(conn, p_title)
             # A session that ended by compression keeps that reason: resume follows it to its child.
@@ -427,11 +433,12 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
                 "compression_count = compression_count + ? WHERE id = ?",
                 (now, now, reason, 1 if reason == "compression" else 0, parent_id),
             )
+            # The child is the parent's tenant's: a lineage never leaves its tenant.
             conn.execute(
                 "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, "
-                "title, updated_at) VALUES (?,?,?,?,?,?,?,?)",
+                "title, updated_at, tenant) VALUES (?,?,?,?,?,?,?,?,?)",
                 (child_id, source or p_source, model, system_prompt if system_prompt is not None else p_prompt,
-                 parent_id, now, clean, now),
+                 parent_id, now, clean, now, tenant),
             )  # fmt: skip
             if copy_messages:
                 cols = ", ".join(c for c in (*_MESSAGE_COLUMNS, "tool_args") if c not in ("id", "session_id"))
@@ -553,10 +560,12 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         role: str | None = None,
         session_id: str | None = None,
         context: bool = True,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
-        """Messages matching ``query`` (any text; never raises on it). See :mod:`.search`."""
+        """Messages matching ``query`` (any text; never raises on it), in ``tenant``'s sessions when given."""
         return self._read(
             lambda c: search_messages(
-                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context,
+                tenant=tenant,
             )
-        )
+        )  # fmt: skip

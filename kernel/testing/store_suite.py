@@ -11,9 +11,11 @@ database per test (each call a new handle on the *same* database)::
         def make_store(self, tmp_path):
             return lambda: MyStore(f"mydb://{tmp_path}/db")
 
-pytest collects every ``test_*`` method below for that class. The suite speaks
-only the :class:`~hermes.kernel.store.SessionStore` contract; see
-docs/session-stores.md.
+pytest collects every ``test_*`` method below for that class, and those of
+:class:`~hermes.kernel.testing.store_tenants.TenantConformance` (tenant
+isolation, paging; its ``make_previous_schema_store`` fixture is worth
+overriding for a backend with older schemas). The suite speaks only the
+:class:`~hermes.kernel.store.SessionStore` contract; see docs/session-stores.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from ..errors import HermesError
 from ..store import SessionNotFoundError, SessionStore, TitleInUseError, strip_images
 from ..usage import CanonicalUsage, CostResult
+from .store_tenants import TenantConformance
 
 __all__ = ["NASTY_QUERIES", "SessionStoreConformance", "seed_search_corpus"]
 
@@ -57,7 +60,7 @@ def seed_search_corpus(store: SessionStore) -> dict[str, str]:
     return {"cli": cli, "api": api}
 
 
-class SessionStoreConformance:
+class SessionStoreConformance(TenantConformance):
     """The behaviour every backend shares. Needs a ``make_store`` fixture (see the module docstring)."""
 
     @pytest.fixture

@@ -147,3 +147,18 @@ def test_a_migrate_killed_mid_copy_goes_on_with_nothing_lost_or_doubled(hermes, 
     again = hermes("sessions", "migrate", "--to", target.url)
     assert again.returncode == 0 and again.stdout.startswith(f"copied 0 sessions, {count} already there, 0 titles renumbered")
     assert _titles(target) == titles and _messages(target) == (2 * count, 2 * count)
+
+
+def test_tenants_are_carried_to_the_target(hermes, hermes_home: Path, target: Target) -> None:  # type: ignore[no-untyped-def]
+    with SessionStore(hermes_home / "state.db") as store:
+        owned = store.create_session(session_id=_sid(1), tenant="acme", title="acme work")
+        store.append_message(owned, {"role": "user", "content": "acme's words"})
+        child = store.compression_child(owned, [{"role": "user", "content": "acme summary"}], child_id=_sid(2))
+        plain = store.create_session(session_id=_sid(3))
+    result = hermes("sessions", "migrate", "--to", target.url)
+    assert result.returncode == 0, result.stderr
+    assert dict(target.rows(f"SELECT id, tenant FROM sessions WHERE id IN ('{owned}', '{child}', '{plain}')")) == {
+        owned: "acme", child: "acme", plain: None}  # fmt: skip
+    with target.open() as store:
+        assert {s["id"] for s in store.list_sessions(tenant="acme")} == {owned, child}
+        assert [h.session_id for h in store.search("acme's words", tenant="acme")] == [owned]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib.metadata import entry_points
 from pathlib import Path
 
@@ -81,3 +82,108 @@ def test_hostile_queries_return_results_not_exceptions(seeded) -> None:
     for query in ['"', "AND (", "NEAR(", "-postgres", "pg.migration*", "迁移", "x" * 10_000]:
         result = _tool().handler({"query": query}, ToolContext(services={"store": store}))
         assert isinstance(result["conversations"], list)
+
+
+SECRET = "marigold-7731"
+
+
+@pytest.fixture
+def two_tenants(tmp_path: Path) -> tuple[SessionStore, dict[str, str]]:
+    """One real SQLite store: tenant a's secret (in text, title and context), tenant b's own work."""
+    store = SessionStore(tmp_path / "tenants.db")
+    a = store.create_session(source="api", tenant="a", title=f"Vault {SECRET}")
+    store.append_messages(a, [{"role": "user", "content": "what is the vault code?"},
+                              {"role": "assistant", "content": f"The vault code is {SECRET}."},
+                              {"role": "user", "content": f"thanks, {SECRET} noted for the vault"}])  # fmt: skip
+    a_child = store.compression_child(a, [{"role": "user", "content": f"summary: vault code {SECRET}"}])
+    # b's session hangs from a's by a link made by hand: its lineage root must not become a's.
+    b = store.create_session(source="api", tenant="b", title="B vault plans", parent_session_id=a)
+    store.append_messages(b, [{"role": "user", "content": "plan our vault migration"},
+                              {"role": "assistant", "content": "the vault moves on Monday"}])  # fmt: skip
+    yield store, {"a": a, "a_child": a_child, "b": b}
+    store.close()
+
+
+def _as(tenant: str | None, store: SessionStore) -> ToolContext:
+    from hermes.kernel import TENANT_SERVICE
+
+    return ToolContext(services={"store": store, **({TENANT_SERVICE: tenant} if tenant is not None else {})})
+
+
+def test_a_tenant_never_finds_another_tenants_text_by_query(two_tenants) -> None:
+    store, ids = two_tenants
+    for query in ("vault", SECRET, "marigold", "7731", "arigol", "code", "vault OR code", '"vault code"', "summary"):
+        for sort in ("rank", "time"):
+            result = _tool().handler({"query": query, "sort": sort, "limit": 50}, _as("b", store))
+            text = json.dumps(result["conversations"])  # (the query itself is echoed back)
+            assert SECRET not in text and "marigold" not in text and ids["a"] not in text and ids["a_child"] not in text, query
+            assert {h["session_id"] for c in result["conversations"] for h in c["hits"]} <= {ids["b"]}, query
+    [conversation] = _tool().handler({"query": "vault"}, _as("b", store))["conversations"]
+    assert (conversation["root_session_id"], conversation["title"]) == (ids["b"], "B vault plans")
+    # Tenant a finds its own; without a tenant everything is found, as before.
+    assert SECRET in json.dumps(_tool().handler({"query": SECRET}, _as("a", store)))
+    everyone = _tool().handler({"query": "vault", "limit": 50}, _as(None, store))
+    assert {h["session_id"] for c in everyone["conversations"] for h in c["hits"]} == {ids["a"], ids["a_child"], ids["b"]}
+
+
+def test_another_tenants_session_id_is_not_found_word_for_word_as_a_missing_one(two_tenants) -> None:
+    store, ids = two_tenants
+    missing_id = "20990101_000000_ffffff"
+    with pytest.raises(ToolError) as missing:
+        _tool().handler({"query": "vault", "session_id": missing_id}, _as("b", store))
+    for foreign in (ids["a"], ids["a_child"]):
+        for query in ("vault", SECRET):
+            with pytest.raises(ToolError) as refused:
+                _tool().handler({"query": query, "session_id": foreign, "include_current": True}, _as("b", store))
+            assert str(refused.value) == str(missing.value).replace(missing_id, foreign)
+            assert SECRET not in str(refused.value)
+    own = _tool().handler({"query": "vault", "session_id": ids["b"]}, _as("b", store))
+    assert {h["session_id"] for c in own["conversations"] for h in c["hits"]} == {ids["b"]}
+    # Without a tenant any existing id may be searched; a missing one is still not found.
+    assert SECRET in json.dumps(_tool().handler({"query": SECRET, "session_id": ids["a"]}, _as(None, store)))
+    with pytest.raises(ToolError, match="no session"):
+        _tool().handler({"query": "vault", "session_id": missing_id}, _as(None, store))
+    with pytest.raises(ToolError, match="must be a string"):
+        _tool().handler({"query": "vault", "session_id": 7}, _as(None, store))
+
+
+def test_an_agent_of_tenant_b_running_the_tool_sees_nothing_of_a(two_tenants, tmp_path: Path) -> None:
+    from hermes.kernel import Agent, ModelRoute, PluginHost, ToolRegistry
+    from hermes.kernel.providers.client import ModelClient
+    from hermes.kernel.testing import Reply, ScriptedProvider, ToolCall
+
+    store, ids = two_tenants
+    provider = ScriptedProvider(
+        Reply(tool_calls=[ToolCall("session_search", {"query": "vault code"}, id="q1"),
+                          ToolCall("session_search", {"query": "vault", "session_id": ids["a"]}, id="q2")]),
+        Reply("nothing of a's"),
+    )  # fmt: skip
+    client = ModelClient("scripted", lambda **kw: provider, None)
+    agent = Agent(routes=[ModelRoute(client, "m")], tools=ToolRegistry([_tool()]), host=PluginHost(load_plugins=""),
+                  store=store, stream=False, cwd=tmp_path, tenant="b")  # fmt: skip
+    result = agent.run_conversation("find a's code")
+    results = [m["content"] for m in result["messages"] if m["role"] == "tool"]
+    assert len(results) == 2 and all(SECRET not in r and "marigold" not in r for r in results)
+    assert json.loads(results[0])["conversations"] == [] and "no session" in results[1]
+    sent = json.dumps([r.messages for r in provider.requests])  # all the model was ever shown
+    assert SECRET not in sent and store.get_session(result["session_id"])["tenant"] == "b"
+
+
+def test_hits_a_store_returns_from_outside_the_tenant_are_dropped_all_the_same(two_tenants) -> None:
+    store, ids = two_tenants
+
+    class IgnoresTenants:
+        """A store that takes the tenant argument and forgets it."""
+
+        def get_session(self, session_id: str):
+            return store.get_session(session_id)
+
+        def search(self, query: str, *, tenant: str | None = None, **kw):
+            return store.search(query, **kw)
+
+    leaky = IgnoresTenants()
+    assert {h.session_id for h in leaky.search("vault", tenant="b")} == {ids["a"], ids["a_child"], ids["b"]}
+    result = _tool().handler({"query": "vault", "limit": 50}, _as("b", leaky))
+    [conversation] = result["conversations"]
+    assert (conversation["root_session_id"], conversation["title"]) == (ids["b"], "B vault plans")  # not a's root
+    assert SECRET not in json.dumps(result) and {h["session_id"] for h in conversation["hits"]} == {ids["b"]}

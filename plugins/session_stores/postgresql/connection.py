@@ -9,6 +9,7 @@ from hermes.kernel import HermesError
 from hermes.kernel.store import (
     TitleInUseError,
 )
+from hermes.kernel.store.tenants import title_in_use
 
 from .rows import _INSERT_MESSAGE
 
@@ -35,10 +36,10 @@ def _unique_error(exc: Any) -> HermesError:
     return HermesError(f"the session store refused a duplicate: {_reason(exc)}")
 
 
-def _check_title_free(conn: Any, title: str, session_id: str) -> None:
-    row = conn.execute("SELECT id FROM sessions WHERE title = %s AND id != %s", (title, session_id)).fetchone()
+def _check_title_free(conn: Any, title: str, session_id: str, tenant: str | None) -> None:
+    row = conn.execute("SELECT id, tenant FROM sessions WHERE title = %s AND id != %s", (title, session_id)).fetchone()
     if row is not None:
-        raise TitleInUseError(f"title {title!r} is already used by session {row[0]}")
+        raise title_in_use(title, row[0], row[1], tenant)
 
 
 def _insert_rows(conn: Any, rows: list[tuple[Any, ...]], first_seq: int) -> list[int]:

@@ -117,6 +117,14 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             "CREATE INDEX idx_compactions_parent ON compactions (parent_session_id, created_at)",
         ),
     ),
+    (
+        "m004_tenants",
+        (
+            # The tenant a session belongs to (like SQLite's m008); NULL for every older row.
+            "ALTER TABLE sessions ADD COLUMN tenant text",
+            "CREATE INDEX idx_sessions_tenant ON sessions (tenant, started_at)",
+        ),
+    ),
 ]
 
 _CREATE_LEDGER = """CREATE TABLE IF NOT EXISTS hermes_migrations (

@@ -54,9 +54,11 @@ def _substring(node: QueryNode, params: list[Any]) -> str:
     return "(" + glue.join(_substring(p, params) for p in node.parts) + ")"
 
 
-def _filters(source: str | None, role: str | None, session_id: str | None) -> tuple[str, list[Any]]:
+def _filters(
+    source: str | None, role: str | None, session_id: str | None, tenant: str | None = None
+) -> tuple[str, list[Any]]:
     sql, params = "", []
-    for column, value in (("s.source", source), ("m.role", role), ("m.session_id", session_id)):
+    for column, value in (("s.source", source), ("m.role", role), ("m.session_id", session_id), ("s.tenant", tenant)):
         if value is not None:
             sql += f" AND {column} = %s"
             params.append(value)
@@ -71,11 +73,22 @@ def _leaves(node: QueryNode) -> list[Term]:
     return [t for part in node.parts for t in _leaves(part)]
 
 
-def _all_words_known(conn: Any, node: QueryNode) -> bool:
+def _all_words_known(conn: Any, node: QueryNode, tenant: str | None = None) -> bool:
     """True when every term matches the word index on its own (one statement): the query
-    just has no match, so the substring scan is skipped. Parts of words and CJK still get it."""
+    just has no match, so the substring scan is skipped. Parts of words and CJK still get it.
+    With ``tenant``, in that tenant's sessions only: another tenant's words change nothing."""
     params: list[Any] = []
-    checks = ", ".join(f"EXISTS (SELECT 1 FROM messages WHERE tsv @@ {_tsquery(t, params)})" for t in _leaves(node))
+    if tenant is None:
+        checks = ", ".join(f"EXISTS (SELECT 1 FROM messages WHERE tsv @@ {_tsquery(t, params)})" for t in _leaves(node))
+    else:
+        parts = []
+        for term in _leaves(node):
+            parts.append(
+                "EXISTS (SELECT 1 FROM messages m JOIN sessions s ON s.id = m.session_id "
+                f"WHERE m.tsv @@ {_tsquery(term, params)} AND s.tenant = %s)"
+            )
+            params.append(tenant)
+        checks = ", ".join(parts)
     return all(conn.execute(f"SELECT {checks}", params, prepare=False).fetchone())
 
 
@@ -130,6 +143,7 @@ LEFT JOIN LATERAL (
 
 # Lineage roots of the sessions given, one row each. LIMIT 1 in the LATERAL subqueries
 # keeps the planner from turning a handful of look-ups by key into a scan of the table.
+# ``{scope}`` keeps a tenant's walk inside its sessions: another tenant's ancestor is never reached.
 _ROOTS = """
 WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
     SELECT s.id, s.id, s.parent_session_id, 0
@@ -138,7 +152,7 @@ WITH RECURSIVE up(start, id, parent_session_id, depth) AS (
     UNION ALL
     SELECT up.start, p.id, p.parent_session_id, up.depth + 1
     FROM up CROSS JOIN LATERAL (
-        SELECT id, parent_session_id FROM sessions WHERE id = up.parent_session_id LIMIT 1
+        SELECT id, parent_session_id FROM sessions WHERE id = up.parent_session_id{scope} LIMIT 1
     ) p
     WHERE up.depth < %s
 )
@@ -169,17 +183,19 @@ def search(
     role: str | None,
     session_id: str | None,
     context: bool,
+    tenant: str | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query``; ``conn`` is a psycopg connection (autocommit is fine:
-    the hits and their details come from one statement, so from one snapshot)."""
+    the hits and their details come from one statement, so from one snapshot). ``tenant``
+    limits the hits, their roots and the word check to that tenant's sessions."""
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
     limit = max(1, min(int(limit), 1_000))
     node = parse_query(query)
     if node is None:
         return []
-    where, filter_params = _filters(source, role, session_id)
-    join = " JOIN sessions s ON s.id = m.session_id" if source is not None else ""
+    where, filter_params = _filters(source, role, session_id, tenant)
+    join = " JOIN sessions s ON s.id = m.session_id" if source is not None or tenant is not None else ""
     q_params: list[Any] = []
     tsquery = _tsquery(node, q_params)
     rank = f"ts_rank('{_WEIGHTS}'::real[], m.tsv, q.q)" if sort == "rank" else "0::real"
@@ -191,7 +207,7 @@ def search(
     if found:
         highlighter = Highlighter(node)
         rows = [(*r[:6], highlighter.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
-    elif not _all_words_known(conn, node):
+    elif not _all_words_known(conn, node, tenant):
         s_params: list[Any] = []
         condition = _substring(node, s_params)
         substrings = (
@@ -209,7 +225,11 @@ def search(
         return []
     # Only a session with a parent can have another lineage root; most have none.
     parented = sorted({row[1] for row in rows if row[7] is not None})
-    roots = {r[0]: (r[1], r[2]) for r in conn.execute(_ROOTS, [parented, MAX_DEPTH])} if parented else {}
+    roots: dict[str, tuple[str, str | None]] = {}
+    if parented:
+        sql = _ROOTS.format(scope=" AND tenant = %s" if tenant is not None else "")
+        params = [parented, *([tenant] if tenant is not None else []), MAX_DEPTH]
+        roots = {r[0]: (r[1], r[2]) for r in conn.execute(sql, params)}
     neighbours = None
     if context:
         neighbours = {

@@ -39,6 +39,7 @@ from hermes.kernel.store.session_store import (
     chat_rows,
     decode_message,
 )
+from hermes.kernel.store.rows import page_offset
 from hermes.kernel.store.titles import escape_like
 
 from . import schema
@@ -212,18 +213,19 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
         parent_session_id: str | None = None,
         title: str | None = None,
         session_id: str | None = None,
+        tenant: str | None = None,
     ) -> str:
         sid = session_id or new_session_id()
         clean = sanitize_title(title)
 
         def insert(conn: Any) -> None:
             if clean is not None:
-                _check_title_free(conn, clean, sid)
+                _check_title_free(conn, clean, sid, tenant)
             now = time.time()
             conn.execute(
-                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                (sid, source, _text(model), _text(system_prompt), parent_session_id, now, clean, now),
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at, "
+                "tenant) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (sid, source, _text(model), _text(system_prompt), parent_session_id, now, clean, now, _text(tenant)),
             )
 
         self._write(insert)
@@ -247,12 +249,14 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
             raise HermesError(f"session id prefix {text!r} is ambiguous; give more characters")
         raise SessionNotFoundError(text)
 
-    def list_sessions(self, *, source: str | None = None, limit: int | None = 50) -> list[dict[str, Any]]:
-        sql = f"SELECT {_SESSION_COLS} FROM sessions" + (" WHERE source = %s" if source else "")
-        sql += " ORDER BY started_at DESC, id DESC" + (" LIMIT %s" if limit is not None else "")
-        params: list[Any] = [source] if source else []
-        if limit is not None:
-            params.append(limit)
+    def list_sessions(
+        self, *, source: str | None = None, limit: int | None = 50, tenant: str | None = None, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        where = [(c, v) for c, v in (("source", source or None), ("tenant", tenant)) if v is not None]
+        sql = f"SELECT {_SESSION_COLS} FROM sessions" + (" WHERE " + " AND ".join(f"{c} = %s" for c, _ in where) if where else "")
+        # LIMIT NULL is no limit.
+        sql += " ORDER BY started_at DESC, id DESC LIMIT %s OFFSET %s"
+        params: list[Any] = [_text(v) for _, v in where] + [limit, page_offset(offset)]
         rows = self._read(lambda c: c.execute(sql, params).fetchall())
         return [dict(zip(SESSION_COLUMNS, row)) for row in rows]
 
@@ -274,7 +278,8 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
 
         def update(conn: Any) -> None:
             if clean is not None:
-                _check_title_free(conn, clean, session_id)
+                owner = conn.execute("SELECT tenant FROM sessions WHERE id = %s", (session_id,)).fetchone()
+                _check_title_free(conn, clean, session_id, owner[0] if owner else None)
             if conn.execute("UPDATE sessions SET title = %s WHERE id = %s", (clean, session_id)).rowcount == 0:
                 raise SessionNotFoundError(session_id)
 
@@ -341,14 +346,14 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
 
         def create(conn: Any) -> None:
             parent = conn.execute(
-                "SELECT source, model, system_prompt, title FROM sessions WHERE id = %s FOR UPDATE", (parent_id,)
+                "SELECT source, model, system_prompt, title, tenant FROM sessions WHERE id = %s FOR UPDATE", (parent_id,)
             ).fetchone()
             if parent is None:
                 raise SessionNotFoundError(parent_id)
-            p_source, model, p_prompt, p_title = parent
+            p_source, model, p_prompt, p_title, tenant = parent
             new_title = clean
             if clean is not None:
-                _check_title_free(conn, clean, child_id)
+                _check_title_free(conn, clean, child_id, tenant)
             elif p_title:
                 new_title = next_numbered_title(conn, p_title)
             conn.execute(
@@ -358,11 +363,11 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
                 "compression_count = compression_count + %s WHERE id = %s",
                 (now, now, reason, 1 if reason == "compression" else 0, parent_id),
             )
-            conn.execute(
-                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            conn.execute(  # the parent's tenant: a lineage never leaves its tenant
+                "INSERT INTO sessions (id, source, model, system_prompt, parent_session_id, started_at, title, updated_at, "
+                "tenant) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 (child_id, source or p_source, model, _text(system_prompt) if system_prompt is not None else p_prompt,
-                 parent_id, now, new_title, now),
+                 parent_id, now, new_title, now, tenant),
             )  # fmt: skip
             copied = 0
             if copy_messages:
@@ -491,10 +496,12 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
         role: str | None = None,
         session_id: str | None = None,
         context: bool = True,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
         # No transaction: the hits and their details come from one statement (one snapshot),
         # and BEGIN and COMMIT would cost two more round trips.
         with self.pool.connection() as conn:
             return _search(
-                conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
-            )
+                conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context,
+                tenant=_text(tenant),
+            )  # fmt: skip

@@ -273,7 +273,9 @@ def test_fork_settings_are_the_quiet_copys_arguments(store, tmp_path: Path) -> N
     agent = agent_with(ScriptedProvider(), store, tmp_path, soul_path=tmp_path / "SOUL.md", max_tokens=1234, home=home,
                        config=config)  # fmt: skip
     assert agent.fork_settings() == {"soul_path": tmp_path / "SOUL.md", "cwd": tmp_path, "stream": False,
-                                     "max_tokens": 1234, "home": home, "config": config}  # fmt: skip
+                                     "max_tokens": 1234, "home": home, "config": config, "tenant": None}  # fmt: skip
+    agent.tenant = "acme"
+    assert agent.fork_settings()["tenant"] == "acme"
 
 
 class Lease:

@@ -28,3 +28,30 @@ def test_a_database_from_before_markers_is_upgraded_in_place(postgres_url: str) 
         assert {c.name: c.ok for c in store.health()}["migrations"] is True
     with psycopg.connect(postgres_url) as conn:
         assert pending_migrations(conn) == []
+
+
+def test_a_database_from_before_tenants_reads_every_session_as_no_tenant(postgres_url: str) -> None:
+    names = [name for name, _ in MIGRATIONS]
+    before = names.index("m004_tenants")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE hermes_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        for name, statements in MIGRATIONS[:before]:
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute("INSERT INTO hermes_migrations (name) VALUES (%s)", (name,))
+        conn.execute("INSERT INTO sessions (id, source, started_at, message_count) VALUES ('old', 'api', 1.0, 1)")
+        conn.execute("INSERT INTO messages (session_id, seq, role, content, timestamp) VALUES ('old', 1, 'user', 'old words', 1.0)")
+        assert pending_migrations(conn) == names[before:]
+    with PostgresSessionStore(postgres_url, pool_size=1) as store:
+        assert store.get_session("old")["tenant"] is None
+        assert store.list_sessions(tenant="acme") == [] and store.search("old words", tenant="acme") == []
+        assert [h.session_id for h in store.search("old words")] == ["old"]
+    with psycopg.connect(postgres_url) as conn:
+        assert pending_migrations(conn) == []
+        columns = conn.execute(
+            "SELECT a.attname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) ON true "
+            "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+            "WHERE c.relname = 'idx_sessions_tenant' ORDER BY k.n"
+        ).fetchall()
+        assert [c[0] for c in columns] == ["tenant", "started_at"]

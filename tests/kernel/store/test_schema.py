@@ -102,3 +102,22 @@ def test_the_migration_set_is_built_once_and_kept(monkeypatch) -> None:
     first = migrations()
     assert type(first).__name__ == "Migrations" and first.name == MIGRATION_SET
     assert migrations() is first
+
+
+def test_a_file_from_before_tenants_reads_every_session_as_no_tenant(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    apply_migrations(conn, stop_before="m008_tenants")
+    conn.execute("INSERT INTO sessions (id, source, started_at, title) VALUES ('20250101_000000_abcdef', 'api', 1.0, 'Old')")
+    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('20250101_000000_abcdef', 'user', 'old words', 1.0)")
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+    conn.close()
+    assert "tenant" not in columns and _applied(path)[-1] == "m007_markers_and_compactions"
+
+    with SessionStore(path) as store:
+        assert store.get_session("20250101_000000_abcdef")["tenant"] is None
+        assert store.list_sessions(tenant="acme") == [] and store.search("old words", tenant="acme") == []
+        assert [h.session_id for h in store.search("old words")] == ["20250101_000000_abcdef"]
+        assert "idx_sessions_tenant" in {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert [r[2] for r in store.conn.execute("PRAGMA index_info(idx_sessions_tenant)")] == ["tenant", "started_at"]
+    assert _applied(path)[-1] == "m008_tenants"

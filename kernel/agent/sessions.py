@@ -1,0 +1,107 @@
+"""The agent's sessions in the store: opened, resumed and rotated, always inside the agent's tenant.
+
+:class:`~.loop.Agent` keeps the story of a turn; how its session row comes to
+exist lives here. An agent with a tenant creates its sessions with that tenant,
+continues only sessions of that tenant (another tenant's id is "not found",
+exactly as a missing one), and its compression children inherit the tenant in
+the store itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..store.errors import SessionNotFoundError
+from ..store.rows import new_session_id
+from ..store.tenants import require_tenant_session, visible_to
+from .history import repair_history
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["ensure_session", "load_session", "rotate", "start_engine"]
+
+log = logging.getLogger(__name__)
+
+
+def load_session(agent: Agent, session_id: str) -> None:
+    """Continue the stored session ``session_id`` (its compression tip) from here on."""
+    if agent.store is None:
+        raise ValueError("resuming a session needs a session store")
+    if agent.tenant is not None:
+        require_tenant_session(agent.store, session_id, agent.tenant)  # before anything of it is read
+    conversation = agent.store.resume(session_id)
+    if not visible_to(conversation.session, agent.tenant):  # a tip outside the tenant: a link made by hand
+        raise SessionNotFoundError(session_id)
+    agent.session_id = conversation.session["id"]
+    agent._ended = None  # a resumed session can end again
+    agent.system_prompt = conversation.session.get("system_prompt")
+    stored = conversation.messages
+    agent.messages = repair_history(stored)
+    # Skipped results the repair appended (a crash between a model answer and
+    # its tools) are persisted; a repair inside the history stays in memory.
+    appended_only = agent.messages[: len(stored)] == stored
+    agent._persisted = len(stored) if appended_only else len(agent.messages)
+    agent.turn = sum(1 for m in agent.messages if m.get("role") == "user")
+    agent.tool_context.session_id = agent.session_id
+    agent._flush()
+    start_engine(agent, agent.session_id, resumed=True)
+
+
+def ensure_session(agent: Agent) -> str:
+    """The current session's id, creating its row (with the frozen prompt and the tenant) on first use."""
+    if agent.session_id is not None and agent.system_prompt is not None:
+        return agent.session_id
+    session_id = agent.session_id or new_session_id()
+    store = agent.store
+    # A chosen id that another tenant already has is refused, never written to.
+    existing = None if store is None or agent.session_id is None else store.get_session(session_id)
+    if existing is not None and not visible_to(existing, agent.tenant):
+        raise SessionNotFoundError(session_id)
+    if agent.memory is not None:
+        agent.memory.start(session_id)  # takes the snapshot the prompt freezes
+    agent.system_prompt = agent._build_prompt(session_id)
+    # A resumed row without a stored prompt (written by another tool) is used as it is.
+    if store is not None and existing is None:
+        # The frozen prompt is stored with the row: a resume reuses it byte for byte.
+        store.create_session(
+            session_id=session_id, source=agent.source, model=agent.primary.model,
+            system_prompt=agent.system_prompt, parent_session_id=agent.parent_session_id, tenant=agent.tenant,
+        )  # fmt: skip
+    agent.session_id = session_id
+    agent.tool_context.session_id = session_id
+    start_engine(agent, session_id, resumed=False)
+    return session_id
+
+
+def start_engine(agent: Agent, session_id: str, *, resumed: bool) -> None:
+    """Tell the context engine a session (new or resumed) starts; its failure never stops the agent."""
+    engine = agent.engine
+    if engine is None:
+        return
+    try:
+        engine.on_session_start(session_id, resumed=resumed, hermes_home=agent.tool_context.home,
+                                platform=agent.source, model=agent.primary.model)  # fmt: skip
+    except Exception as exc:
+        log.warning("context engine %r: on_session_start failed: %s: %s", engine.name, type(exc).__name__, exc)
+
+
+def rotate(agent: Agent, messages: list[dict[str, Any]]) -> None:
+    """Continue in a child session holding ``messages`` (the parent ends with ``compression``)."""
+    old = agent.session_id
+    assert old is not None
+    agent._flush()
+    new = new_session_id()
+    if agent.memory is not None:
+        agent.memory.refresh_snapshot()
+    # The system prompt is rebuilt at this boundary: memory written meanwhile and
+    # the live todo list reach the model, then stay frozen until the next one.
+    prompt = agent._build_prompt(new)
+    if agent.store is not None:
+        agent.store.compression_child(old, messages, system_prompt=prompt, child_id=new)  # the child keeps the tenant
+    agent.session_id, agent.system_prompt, agent.messages = new, prompt, list(messages)
+    agent._persisted = len(agent.messages)
+    agent.tool_context.session_id = new
+    agent._turn_index = max((i for i, m in enumerate(agent.messages) if m.get("role") == "user"), default=-1)
+    agent.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason="compression")
