@@ -106,6 +106,11 @@ class HermesProviderAdapter(MemoryProvider):
             "agent_context": _CONTEXTS.get(str(kwargs.get("agent_context") or "primary"), "primary"),
             "agent_identity": self.scope.home.profile,
         }
+        if kwargs.get("user_id"):
+            # A server's tenant: Hermes Agent's providers scope by user_id, and those that keep
+            # files under hermes_home get the tenant's own folder.
+            extra["user_id"] = str(kwargs["user_id"])
+            extra["hermes_home"] = str(getattr(home, "tenant_path", self._home_path))
         self._call("initialize", session_id, **extra)
 
     def system_prompt_block(self) -> str | None:

@@ -39,6 +39,9 @@ def serve(
 
     app_state = state(ctx)
     app_state.config  # a broken config.yaml fails here with its one line
+    from ._state import warn_unknown_keys
+
+    warn_unknown_keys(app_state)
     run_server(app_state.home, host, port, log_level=log_level, notes=[_toolsets_line(app_state.config)])
 
 
@@ -50,6 +53,14 @@ def _toolsets_line(config: object) -> str:
     on = server_toolsets(config, PluginHost(disabled=tuple(config.disabled_plugins)))  # type: ignore[attr-defined]
     off = [name for name in OFF_ON_A_SERVER if name not in on]
     note = f"; {', '.join(off)} off (enable with serve.toolsets)" if off else ""
+    from ..serve.keys import load_keys
+
+    try:
+        tenants = {k.tenant_name for k in load_keys(config.get("serve.api_keys", [])) if not k.admin}  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - a bad key list is reported by the server itself
+        tenants = set()
+    if len(tenants) > 1 and "terminal" in on:
+        note += f"; warning: {len(tenants)} tenants share the terminal's shell, which does not keep their files apart"
     return f"toolsets on: {', '.join(on) or 'none'}{note}"
 
 
@@ -59,6 +70,8 @@ def key_add(
     name: Annotated[str, typer.Argument(help="A name for the key (who or what uses it).")],
     rpm: Annotated[Optional[int], typer.Option("--rpm", help="Requests per minute (0: unlimited).")] = None,
     cost_per_day: Annotated[Optional[float], typer.Option("--cost-per-day", help="US dollars a day (0: unlimited).")] = None,
+    tenant: Annotated[Optional[str], typer.Option("--tenant", help="The tenant the key belongs to (default: its own, named after the key).")] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="The key sees every tenant's sessions (the dashboard and API ids).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Create a key; it is printed once and stored only as a hash."""
@@ -67,12 +80,15 @@ def key_add(
     app_state = state(ctx)
     app_state.config
     app_state.home.ensure()
-    plain = add_key(app_state.home.config_path, name, requests_per_minute=rpm, cost_per_day=cost_per_day)
+    plain = add_key(app_state.home.config_path, name, requests_per_minute=rpm, cost_per_day=cost_per_day,
+                    tenant=tenant, admin=admin)  # fmt: skip
     if as_json:
-        print_json({"name": name, "key": plain, "requests_per_minute": rpm, "cost_per_day": cost_per_day})
+        print_json({"name": name, "key": plain, "requests_per_minute": rpm, "cost_per_day": cost_per_day,
+                    "tenant": tenant or name, "admin": admin})  # fmt: skip
         return
     typer.echo(plain)
-    typer.echo(f"key {name!r} created; it is shown only now. Clients send it as 'Authorization: Bearer <key>'.", err=True)
+    scope = f"tenant {tenant or name!r}" + (", admin: sees every tenant" if admin else "")
+    typer.echo(f"key {name!r} created ({scope}); it is shown only now. Clients send it as 'Authorization: Bearer <key>'.", err=True)
 
 
 @keys_app.command("list")
@@ -92,9 +108,10 @@ def key_list(
         return
     rows = [(k.name, k.prefix + "…", time.strftime("%Y-%m-%d %H:%M", time.localtime(k.created_at)),
              "default" if k.requests_per_minute is None else k.requests_per_minute or "unlimited",
-             "default" if k.cost_per_day is None else (f"${k.cost_per_day:g}" if k.cost_per_day else "unlimited"))
+             "default" if k.cost_per_day is None else (f"${k.cost_per_day:g}" if k.cost_per_day else "unlimited"),
+             k.tenant_name + (" (admin)" if k.admin else ""))
             for k in keys]  # fmt: skip
-    print_table(("name", "key", "created", "requests/min", "cost/day"), rows)
+    print_table(("name", "key", "created", "requests/min", "cost/day", "tenant"), rows)
 
 
 def _remove(ctx: typer.Context, name: str, as_json: bool) -> None:

@@ -97,6 +97,7 @@ class MemoryManager:
         platform: str = "cli",
         enabled: bool = True,
         listen: bool | None = None,
+        user_id: str | None = None,
     ) -> None:
         if agent_context not in AGENT_CONTEXTS:
             raise ValueError(f"agent_context must be one of {', '.join(AGENT_CONTEXTS)}, not {agent_context!r}")
@@ -105,6 +106,9 @@ class MemoryManager:
         self.config = config
         self.agent_context = agent_context
         self.platform = platform
+        #: Who the agent talks for (a server's tenant): passed to providers as ``user_id``,
+        #: the key Hermes Agent's providers scope their memory by.
+        self.user_id = user_id
         self.enabled = enabled
         self.listen = agent_context == "primary" if listen is None else listen
         self.providers: list[MemoryProvider] = []
@@ -122,12 +126,13 @@ class MemoryManager:
 
     @classmethod
     def from_config(
-        cls, host: Any, config: Any, home: Any, *, agent_context: str = "primary", platform: str = "cli"
+        cls, host: Any, config: Any, home: Any, *, agent_context: str = "primary", platform: str = "cli",
+        user_id: str | None = None,
     ) -> MemoryManager:
         """The manager ``memory.*`` in config asks for (see the class docstring)."""
         if not _enabled(config.get("memory.enabled", True)):
             return cls(host, home, config, agent_context=agent_context, platform=platform, enabled=False)
-        manager = cls(host, home, config, agent_context=agent_context, platform=platform)
+        manager = cls(host, home, config, agent_context=agent_context, platform=platform, user_id=user_id)
         if BUILTIN in host.available(MEMORY_GROUP):
             manager.add_provider(_instantiate(host.driver(MEMORY_GROUP, BUILTIN), BUILTIN))
         else:
@@ -191,6 +196,8 @@ class MemoryManager:
             "config": self.config,
             "notify_memory_write": self._notify_write,
         }
+        if self.user_id:
+            kwargs["user_id"] = self.user_id
         for provider in list(self.providers):
             try:
                 provider.initialize(session_id, **kwargs)

@@ -33,6 +33,7 @@ from .limits import KeyLimits, LimitExceeded
 from .profiles import Profile, ProfileSet
 from .runner import QueueFull, ServerDraining, Turn, TurnRunner, TurnSpec
 from .settings import ServeSettings
+from .tenants import Scope
 from .wire_chat import ChatStream, chat_json, parse_chat
 from .wire_responses import ResponsesStream, parse_response_id, parse_responses, response_json
 
@@ -331,6 +332,7 @@ async def chat_completions(request: Request) -> Response:
         profile = _profile(state, parsed.model)
         spec = TurnSpec(profile, parsed.message, history=parsed.history, system=parsed.system,
                         end_after="completed", key_name=key.name if key else None, tool_results=parsed.tool_results,
+                        scope=Scope.of(key),
                         options=parsed.options, **_client_tools(state, parsed.tools))  # fmt: skip
         turn = _admit(state, key, spec)
         model = parsed.model or profile.model_id
@@ -359,13 +361,19 @@ def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKe
     from .wire_responses import check_results, response_id
 
     name = key.name if key else None
+    scope = Scope.of(key)
     tools = _client_tools(state, parsed.tools)
-    common = {"key_name": name, "options": parsed.options, **tools}
-    if parsed.previous or parsed.conversation and state.store(profile).get_session(parsed.conversation) is not None:
-        store = state.store(profile)
+    common = {"key_name": name, "options": parsed.options, "scope": scope, **tools}
+    store = state.store(profile)
+    existing = store.get_session(parsed.conversation) if parsed.conversation else None
+    if existing is not None and not scope.sees(existing):
+        # Another tenant's conversation: refused as OpenAI refuses an unknown one, nothing of it told.
+        raise RequestError(f"conversation {parsed.conversation!r} not found", status=404,
+                           code="conversation_not_found", param="conversation")  # fmt: skip
+    if parsed.previous or existing is not None:
         if parsed.previous:
             found = parse_response_id(parsed.previous)
-            if found is None or store.get_session(found[0]) is None:
+            if found is None or not scope.sees(store.get_session(found[0])):
                 raise RequestError(f"previous response {parsed.previous!r} not found", status=404,
                                    code="previous_response_not_found", param="previous_response_id")  # fmt: skip
             session_id, number, starts = found

@@ -25,6 +25,7 @@ from .cookies import LOGIN_COOKIE, LOGIN_FORM_TTL, SESSION_COOKIE
 from .guard import request_view
 from .keys import match_key
 from .pages import layout, login_page, message_html, session_tree, ts
+from .tenants import Scope
 
 __all__ = ["compaction_record", "compression_notes", "dashboard_routes", "fidelity_html"]
 
@@ -46,24 +47,30 @@ def _page(title: str, body: str, status: int = 200, query: str = "") -> HTMLResp
     return HTMLResponse(layout(title, body, query=query, logout=True), status_code=status, headers=_SECURITY_HEADERS)
 
 
-def _signed_in(request: Request) -> bool:
+def _signed_in(request: Request) -> Scope | None:
+    """The scope of the signed-in key (tenants.py), or None when nobody is signed in."""
     from .app import authenticate
 
     try:
-        authenticate(_state(request), request, cookie=True)
+        return Scope.of(authenticate(_state(request), request, cookie=True))
     except RequestError:
-        return False
-    return True
+        return None
 
 
 def _guard(handler: Any) -> Any:
     # Plain functions: Starlette runs them in its thread pool, so store reads never block the event loop.
     def guarded(request: Request) -> Response:
-        if not _signed_in(request):
+        scope = _signed_in(request)
+        if scope is None:
             return RedirectResponse("/login", status_code=303)
+        request.state.scope = scope  # every page reads only what this key's tenant may see
         return handler(request)
 
     return guarded
+
+
+def _scope(request: Request) -> Scope:
+    return request.state.scope
 
 
 def _secure(request: Request) -> bool:
@@ -116,11 +123,26 @@ async def logout(request: Request) -> Response:
     return response
 
 
+def _page_number(request: Request) -> int:
+    raw = request.query_params.get("page", "1")
+    return int(raw) if raw.isdigit() and 0 < int(raw) <= 1_000_000 else 1
+
+
 def sessions_page(request: Request) -> Response:
     store = _state(request).store()
-    sessions = redact_data(store.list_sessions(limit=_SESSION_LIMIT))  # titles can hold a pasted key
+    number = _page_number(request)
+    # One more than a page tells whether a next page exists without counting the table.
+    rows = store.list_sessions(limit=_SESSION_LIMIT + 1, offset=(number - 1) * _SESSION_LIMIT, tenant=_scope(request).reads)
+    sessions = redact_data(rows[:_SESSION_LIMIT])  # titles can hold a pasted key
+    links = []
+    if number > 1:
+        links.append(f"<a id='newer' href='/?page={number - 1}'>newer</a>")
+    if len(rows) > _SESSION_LIMIT:
+        links.append(f"<a id='older' href='/?page={number + 1}'>older</a>")
+    first = (number - 1) * _SESSION_LIMIT
+    shown = f"sessions {first + 1}–{first + len(sessions)}" if sessions else "no sessions"
     body = ("<p><input id='filter' placeholder='filter sessions'> "
-            f"<span class='reason'>{len(sessions)} session(s), newest lineage first</span></p>" + session_tree(sessions))  # fmt: skip
+            f"<span class='reason'>{shown}, newest lineage first</span> {' · '.join(links)}</p>" + session_tree(sessions))  # fmt: skip
     return _page("sessions", body)
 
 
@@ -133,7 +155,7 @@ def search_page(request: Request) -> Response:
     query = request.query_params.get("q", "").strip()
     if not query:
         return _page("search", "<p>type words to find in every stored message (compressed sessions included)</p>")
-    hits = _state(request).store().search(query, limit=50, context=False)
+    hits = _state(request).store().search(query, limit=50, context=False, tenant=_scope(request).reads)
     rows = [f"<div class='hit'><a href='/session/{html.escape(h.session_id)}#m{h.message_id}'>{html.escape(h.session_id)}</a> "
             f"<span class='reason'>{html.escape(h.role)} · {html.escape(ts(h.timestamp))}</span><div>{_snippet(redact_snippet(h.snippet))}</div></div>"
             for h in hits]  # fmt: skip
@@ -177,13 +199,18 @@ def fidelity_html(record: dict[str, Any] | None) -> str:
 def session_page(request: Request) -> Response:
     store = _state(request).store()
     session_id = request.path_params["session_id"]
-    session = redact_data(store.get_session(session_id))
-    if session is None:
+    scope = _scope(request)
+    found = store.get_session(session_id)
+    if not scope.sees(found):  # another tenant's session is exactly as absent as a missing one
         return _page("not found", f"<p>no session {html.escape(session_id)}</p>", status=404)
+    session = redact_data(found)
     # Whatever was stored (a user message with a key in it), the page never shows a secret.
     messages = redact_data(store.get_messages(session_id))
-    notes = set(compression_notes(store, session, messages))
+    parent_row = store.get_session(session.get("parent_session_id")) if session.get("parent_session_id") else None
+    notes = set(compression_notes(store, session, messages)) if scope.sees(parent_row) else set()
     lineage = store.lineage(session_id)
+    for side in ("ancestors", "children"):  # a branch another tenant made from here is not named
+        lineage[side] = [item for item in lineage[side] if scope.sees(store.get_session(item["id"]))]
     chain = " ← ".join(f"<a href='/session/{html.escape(a['id'])}'>{html.escape(a['id'])}</a> "
                        f"<span class='reason'>({html.escape(str(a['end_reason']))})</span>" for a in lineage["ancestors"])  # fmt: skip
     kids = ", ".join(f"<a href='/session/{html.escape(c['id'])}'>{html.escape(c['id'])}</a>" for c in lineage["children"])
@@ -194,11 +221,15 @@ def session_page(request: Request) -> Response:
         f"tokens in {session.get('input_tokens') or 0:,} / out {session.get('output_tokens') or 0:,}"
         + (f" · cost ${cost:.4f}" if cost else "") + f" · {session.get('api_call_count') or 0} API calls",
     ]  # fmt: skip
+    if session.get("tenant"):
+        facts.append(f"tenant <span class='tenant'>{html.escape(str(session['tenant']))}</span>")
     if chain:
         facts.append(f"continues: {chain}")
     if kids:
         facts.append(f"continued by: {kids}")
     record = compaction_record(store, session_id)
+    if record and not all(scope.sees(store.get_session(record.get(k))) for k in ("session_id", "parent_session_id") if record.get(k)):
+        record = None
     if notes:
         parent = store.get_session(session.get("parent_session_id"))
         created = record if record and record.get("session_id") == session_id else None
@@ -215,7 +246,7 @@ def session_page(request: Request) -> Response:
 
 
 def usage_page(request: Request) -> Response:
-    sessions = _state(request).store().list_sessions(limit=None)
+    sessions = _state(request).store().list_sessions(limit=None, tenant=_scope(request).reads)
     by_day, by_model = usage_by(sessions, "day"), usage_by(sessions, "model")
     charts = [
         bar_chart("tokens per day", by_day, ("input", "output"), chart_id="tokens-per-day"),

@@ -21,6 +21,7 @@ from ..errors import ConfigError
 from ..home import DEFAULT_PROFILE, HermesHome, validate_profile_name
 from ..host import PluginHost
 from .settings import ServeSettings
+from .tenants import Scope
 
 __all__ = ["Profile", "ProfileSet", "WORKSPACE_SERVICE", "server_toolsets"]
 
@@ -103,20 +104,27 @@ class Profile:
         *,
         session_id: str | None,
         on_event: Callable[[Any], None],
+        scope: Scope | None = None,
     ) -> Any:
-        """The agent for one turn: ``source=api``, tools confined to the workspace, no one to ask."""
+        """The agent for one turn: ``source=api``, tools confined to the workspace, no one to ask.
+
+        ``scope`` (tenants.py) chooses the tenant: its home, workspace folder and sessions.
+        """
         from ..agent.factory import build_agent
         from .limits import MeterSlot
 
+        scope = scope or Scope()
         slot = MeterSlot()
-        workspace = settings.workspace
-        workspace.mkdir(parents=True, exist_ok=True)
+        workspace = scope.workspace(settings.workspace)
+        workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+        home = scope.home(self.home)
         host = self.host()
         agent = build_agent(
             host=host,
             routes=self._routes(host, slot),
             config=self.config,
-            home=self.home,
+            home=home,
+            tenant=scope.writes,
             resume=session_id,
             interactive=False,
             source="api",
@@ -129,6 +137,8 @@ class Profile:
         agent.tool_context.services[WORKSPACE_SERVICE] = workspace.resolve()
         agent.tool_context.services[METER_SERVICE] = slot
         agent.tool_context.services[UNATTENDED_SERVICE] = True
+        if scope.isolated:
+            agent.memory.user_id = scope.tenant  # providers that keep memory elsewhere scope it by user
         return agent
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .profiles import Profile
 from .settings import ServeSettings
+from .tenants import Scope
 
 __all__ = ["QueueFull", "ServerDraining", "Turn", "TurnRunner", "TurnSpec"]
 
@@ -64,6 +65,7 @@ class TurnSpec:
     own_tools: bool = True  # offer the agent's tools too (serve.tools)
     options: dict[str, Any] = field(default_factory=dict)  # tool_choice, response_format, ... passed through
     branch_id: str | None = None  # the id a branch from ``continue_at`` gets (response ids name it up front)
+    scope: Scope = field(default_factory=Scope)  # the tenant the turn acts for (tenants.py)
 
     @property
     def lock_key(self) -> str:
@@ -158,9 +160,9 @@ class TurnRunner:
         self._running: set[Turn] = set()
         self._threads: set[threading.Thread] = set()
         self._durations: list[float] = []
-        self.touched: dict[str, tuple[Profile, str]] = {}  # open sessions this process served
+        self.touched: dict[str, tuple[Profile, str, Scope]] = {}  # open sessions this process served
         self.idle_limit = max(16, 2 * settings.max_concurrent)
-        self._idle: OrderedDict[tuple[str, str], tuple[Any, int]] = OrderedDict()
+        self._idle: OrderedDict[tuple[str, str, Scope], tuple[Any, int]] = OrderedDict()
         self._idle_lock = threading.Lock()
 
     @property
@@ -227,7 +229,8 @@ class TurnRunner:
         try:
             agent = self._take_idle(spec)
             if agent is None:
-                agent = spec.profile.build_agent(self.settings, session_id=spec.session_id, on_event=turn.on_event)
+                agent = spec.profile.build_agent(self.settings, session_id=spec.session_id, on_event=turn.on_event,
+                                                 scope=spec.scope)  # fmt: skip
             else:
                 agent.on_event = turn.on_event
             if spec.continue_at is not None and (agent.session_id != spec.session_id or len(agent.messages) != spec.continue_at):
@@ -235,7 +238,7 @@ class TurnRunner:
                 # continues from: branch a new session from that point instead.
                 history = [_wire(m) for m in agent.store.get_messages(spec.session_id)[: spec.continue_at]]
                 _close(agent)
-                agent = spec.profile.build_agent(self.settings, session_id=None, on_event=turn.on_event)
+                agent = spec.profile.build_agent(self.settings, session_id=None, on_event=turn.on_event, scope=spec.scope)
                 agent.parent_session_id = spec.session_id
                 spec = replace(spec, session_id=None, continue_at=None, history=history, system=None, new_id=spec.branch_id)
             turn._agent = agent
@@ -284,10 +287,10 @@ class TurnRunner:
             else:
                 if before_id and before_id != session_id:
                     self.touched.pop(before_id, None)  # compressed: the parent already ended
-                self.touched[session_id] = (spec.profile, session_id)
+                self.touched[session_id] = (spec.profile, session_id, spec.scope)
             if keep:
                 stored = agent.store.get_session(session_id)
-                self._keep_idle(spec.profile, session_id, agent, int(stored["message_count"]) if stored else -1)
+                self._keep_idle(spec, session_id, agent, int(stored["message_count"]) if stored else -1)
                 agent = None
         except BaseException as exc:  # noqa: BLE001 - handed to the request, which answers with it
             log.warning("turn failed: %s", exc, exc_info=log.isEnabledFor(logging.DEBUG))
@@ -314,7 +317,7 @@ class TurnRunner:
         if spec.session_id is None:
             return None
         with self._idle_lock:
-            entry = self._idle.pop((spec.profile.name, spec.session_id), None)
+            entry = self._idle.pop((spec.profile.name, spec.session_id, spec.scope), None)
         if entry is None:
             return None
         agent, count = entry
@@ -324,10 +327,12 @@ class TurnRunner:
             return None
         return agent
 
-    def _keep_idle(self, profile: Profile, session_id: str, agent: Any, count: int) -> None:
+    def _keep_idle(self, spec: TurnSpec, session_id: str, agent: Any, count: int) -> None:
+        # Keyed by scope too: an agent built with one tenant's home never serves another's turn.
+        key = (spec.profile.name, session_id, spec.scope)
         with self._idle_lock:
-            self._idle[(profile.name, session_id)] = (agent, count)
-            self._idle.move_to_end((profile.name, session_id))
+            self._idle[key] = (agent, count)
+            self._idle.move_to_end(key)
             evicted = []
             while len(self._idle) > self.idle_limit:
                 evicted.append(self._idle.popitem(last=False)[1][0])
@@ -359,11 +364,12 @@ class TurnRunner:
         """End the open sessions this process served with ``reason`` (hooks fire); returns their ids."""
         ended = []
         idle = {agent.session_id: agent for _, agent in self.close_idle()}
-        for profile, session_id in list(self.touched.values()):
+        for profile, session_id, scope in list(self.touched.values()):
             agent = idle.pop(session_id, None)
             try:
                 if agent is None:
-                    agent = profile.build_agent(self.settings, session_id=session_id, on_event=lambda event: None)
+                    agent = profile.build_agent(self.settings, session_id=session_id, on_event=lambda event: None,
+                                                scope=scope)  # fmt: skip
             except Exception as exc:  # noqa: BLE001 - one broken session must not stop the others ending
                 log.warning("could not end session %s: %s", session_id, exc)
                 continue

@@ -117,6 +117,9 @@ class SkillsLibrary:
         ``host`` (a PluginHost) loads the ``hermes.skills`` packs; None builds one from ``config``.
         """
         roots = [SkillRoot(Path(home.skills_dir), "user")]
+        # A tenant's home on a shared server (serve/tenants.py) also offers the profile's
+        # skills, read-only: the tenant writes only into its own folder.
+        roots += [SkillRoot(Path(folder), "external") for folder in getattr(home, "shared_skills_dirs", ())]
         get = getattr(config, "get", None)
         external = get("skills.external_dirs", []) if get else []
         for raw in external or []:
