@@ -106,7 +106,7 @@ class Profile:
     ) -> Any:
         """The agent for one turn: ``source=api``, tools confined to the workspace, no one to ask."""
         from ..agent.factory import build_agent
-        from .limits import MeterSlot
+        from .limits import MeteredClient, MeterSlot
 
         slot = MeterSlot()
         workspace = settings.workspace
@@ -115,6 +115,8 @@ class Profile:
         agent = build_agent(
             host=host,
             routes=self._routes(host, slot),
+            # The clients it opens itself (auxiliary summary model, sub-agents' own model) ask the meter too.
+            wrap_client=lambda client: MeteredClient(client, slot),
             config=self.config,
             home=self.home,
             resume=session_id,
