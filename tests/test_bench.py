@@ -13,7 +13,7 @@ def test_loop_benchmark_reports_overhead_per_step() -> None:
     assert abs(result["overhead_ms_per_step"] - difference) < 0.002  # each figure is rounded on its own
 
 
-def test_serve_benchmark_counts_errors_lost_messages_and_added_latency() -> None:
+def test_serve_benchmark_counts_errors_lost_messages_upstream_calls_and_added_latency() -> None:
     from bench import serve
 
     result = serve.run(sessions=3, turns=2, solo_turns=3)
@@ -22,8 +22,37 @@ def test_serve_benchmark_counts_errors_lost_messages_and_added_latency() -> None
     assert result["serve_ms"]["p50"] > 0 and result["inprocess_ms"]["p50"] > 0
     assert result["added_ms"]["p50"] == round(result["serve_ms"]["p50"] - result["inprocess_ms"]["p50"], 1)
     assert set(result["by_turn_ms"]) == {"first", "later"}
-    assert result["solo"]["errors"] == 0 and result["solo"]["lost_messages"] == 0
-    assert result["solo"]["added_p50"] == round(result["solo"]["serve_p50"] - result["solo"]["inprocess_p50"], 1)
+    # A tool-using turn is the scripted read_file call and the answer: two upstream calls, never more.
+    assert result["upstream_calls_per_turn"] == {"expected": 2, "turns": 6, "histogram": {"2": 6}, "mean": 2, "off": 0, "total": 12}
+    tool_less = result["tool_less"]
+    assert tool_less["turns_done"] == 6 and tool_less["errors"] == 0 and tool_less["lost_messages"] == 0
+    assert tool_less["inprocess_lost"] == 0 and tool_less["serve_ms"]["p99"] > 0
+    assert tool_less["added_ms"]["p99"] == round(tool_less["serve_ms"]["p99"] - tool_less["inprocess_ms"]["p99"], 1)
+    # A stateless Chat Completions turn without tools: exactly one upstream call.
+    assert tool_less["upstream_calls_per_turn"] == {"expected": 1, "turns": 6, "histogram": {"1": 6}, "mean": 1, "off": 0, "total": 6}
+    for solo, calls in ((result["solo"], 2), (tool_less["solo"], 1)):  # one client alone, each kind
+        assert solo["errors"] == 0 and solo["lost_messages"] == 0 and solo["inprocess_lost"] == 0
+        assert solo["upstream_calls_per_turn"]["histogram"] == {str(calls): 3}
+        assert solo["added_p50"] == round(solo["serve_p50"] - solo["inprocess_p50"], 1)
+
+
+def test_the_serve_benchmark_counts_each_upstream_call_for_the_turn_it_belongs_to() -> None:
+    """A call the server added (a title, a review) counts for the newest turn in its messages; a missing one as 0."""
+    from types import SimpleNamespace
+
+    from bench import serve
+
+    def request(*users: str) -> SimpleNamespace:
+        return SimpleNamespace(messages=[{"role": "system", "content": "s"}, *({"role": "user", "content": u} for u in users)])
+
+    t0, t1 = "[chs-00] turn 0: q", "[chs-00] turn 1: q"
+    fake = SimpleNamespace(requests=[
+        request(t0), request(t0, "[Background memory review — not from the user.]"),  # turn 0 made two calls
+        request([{"type": "text", "text": t1}]),  # content parts
+        request("warm up"), request("[srv-00] turn 1: q"),  # another phase's, and nobody's
+    ])  # fmt: skip
+    calls = serve._upstream_calls(fake, "chs", sessions=2, turns=2, kind="chat")
+    assert calls == {"expected": 1, "turns": 4, "histogram": {"0": 2, "1": 1, "2": 1}, "mean": 0.75, "off": 3, "total": 3}
 
 
 def test_serve_slowloris_benchmark_counts_held_and_refused_connections() -> None:

@@ -14,7 +14,11 @@ from ..host import PluginHost
 from .calling import ModelRoute
 from .loop import Agent, AgentEvent
 
-__all__ = ["build_agent", "describe_result", "open_engine", "open_route", "open_routes"]
+__all__ = ["ClientWrapper", "build_agent", "describe_result", "open_engine", "open_route", "open_routes"]
+
+#: Wraps a model client just opened; the agent calls through what it returns
+#: (a server's per-key spend meter, so no route escapes it).
+ClientWrapper = Callable[[Any], Any]
 
 
 def open_route(
@@ -25,11 +29,13 @@ def open_route(
     provider: str | None = None,
     model: str | None = None,
     base_url: str | None = None,
+    wrap_client: ClientWrapper | None = None,
 ) -> ModelRoute:
     """A model route for ``provider`` (default ``model.provider``) and its model name.
 
     Fails before any request when no key is usable: one line naming the
-    environment variable and the ``hermes auth add`` command.
+    environment variable and the ``hermes auth add`` command. ``wrap_client``
+    wraps the opened client; the lease is still taken from the client itself.
     """
     from ..providers.client import open_model_client
 
@@ -52,10 +58,10 @@ def open_route(
             f"no API key for {client.name}: set {env} (or `hermes config set {env} KEY`), "
             f"or run `hermes auth add {client.name}`"
         )
-    return ModelRoute(client, name, lease=client.lease())
+    return ModelRoute(wrap_client(client) if wrap_client else client, name, lease=client.lease())
 
 
-def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[ModelRoute]:
+def _fallbacks(host: PluginHost, config: Config, home: HermesHome, wrap_client: ClientWrapper | None) -> list[ModelRoute]:
     entries = config.get("fallback_providers", []) or []
     if not isinstance(entries, list):
         raise ConfigError("fallback_providers must be a list of {provider, model, base_url} entries")
@@ -66,7 +72,7 @@ def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[Model
         try:
             routes.append(
                 open_route(host, config, home, provider=str(entry["provider"]), model=entry.get("model"),
-                           base_url=entry.get("base_url"))
+                           base_url=entry.get("base_url"), wrap_client=wrap_client)
             )  # fmt: skip
         except HermesError:
             continue  # an unusable fallback must not stop the primary from working
@@ -74,17 +80,26 @@ def _fallbacks(host: PluginHost, config: Config, home: HermesHome) -> list[Model
 
 
 def open_routes(
-    host: PluginHost, config: Config, home: HermesHome, *, provider: str | None = None, model: str | None = None
+    host: PluginHost,
+    config: Config,
+    home: HermesHome,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    wrap_client: ClientWrapper | None = None,
 ) -> list[ModelRoute]:
     """The primary route and the usable ``fallback_providers``, in order."""
-    return [open_route(host, config, home, provider=provider, model=model), *_fallbacks(host, config, home)]
+    return [open_route(host, config, home, provider=provider, model=model, wrap_client=wrap_client),
+            *_fallbacks(host, config, home, wrap_client)]  # fmt: skip
 
 
-def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelRoute) -> Any:
+def open_engine(
+    host: PluginHost, config: Config, home: HermesHome, main: ModelRoute, *, wrap_client: ClientWrapper | None = None
+) -> Any:
     """The context engine named by ``context.engine`` for the main route's model.
 
     Its summaries go through ``auxiliary.compression.provider``/``model`` when
-    set, falling back once to the main model.
+    set (that client wrapped by ``wrap_client``), falling back once to the main model.
     """
     from ..context_engine import ContextEngine
     from ..context_windows import resolve_model
@@ -100,7 +115,8 @@ def open_engine(host: PluginHost, config: Config, home: HermesHome, main: ModelR
     if isinstance(aux, dict) and (aux.get("provider") or aux.get("model")):
         try:
             summary_routes.insert(
-                0, open_route(host, config, home, provider=aux.get("provider") or None, model=aux.get("model") or None)
+                0, open_route(host, config, home, provider=aux.get("provider") or None, model=aux.get("model") or None,
+                              wrap_client=wrap_client),
             )
         except HermesError as exc:
             import logging
@@ -136,6 +152,7 @@ def build_agent(
     cwd: Path | None = None,
     routes: Sequence[ModelRoute] | None = None,
     tenant: str | None = None,
+    wrap_client: ClientWrapper | None = None,
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config).
 
@@ -144,14 +161,19 @@ def build_agent(
     ``tenant`` scopes the agent to that tenant's sessions (:attr:`Agent.tenant`);
     ``resume`` is then an exact id of one of them (a prefix could match another
     tenant's), and any other id is not found.
+    ``wrap_client`` wraps every model client opened here rather than given in
+    ``routes`` (those are the caller's, wrapped as it likes): the routes from
+    config, the auxiliary summary model, and each sub-agent's ``delegation``
+    model, so a caller that meters calls sees all of them.
     """
     from ..memory import MemoryManager
     from ..store import open_store
     from ..tool_registry import ToolRegistry
 
-    routes = list(routes) if routes else open_routes(host, config, home, provider=provider, model=model)
+    routes = list(routes) if routes else open_routes(host, config, home, provider=provider, model=model,
+                                                     wrap_client=wrap_client)  # fmt: skip
     route = routes[0]
-    engine = open_engine(host, config, home, route)
+    engine = open_engine(host, config, home, route, wrap_client=wrap_client)
     chosen = list(toolsets) if toolsets else list(config.get("toolsets", []) or [])
     loadable = [name for name in chosen if name != "memory"]  # the memory toolset comes from the manager
     tools = (
@@ -204,7 +226,7 @@ def build_agent(
     except BaseException:
         store.close()  # a session not found (another tenant's, say) leaves no connection behind in a server
         raise
-    agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
+    agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools, wrap_client)
     agent.tool_context.services["host"] = host
     agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))
     if config.get("sessions.auto_title", True) and getattr(engine, "summarizer", None) is not None:
@@ -214,8 +236,14 @@ def build_agent(
     return agent
 
 
-def _delegator(agent: Agent, host: PluginHost, config: Config, home: HermesHome, tools: Any) -> Any:
-    """The service behind ``delegate_task``: children on their own leases, under the parent's budget."""
+def _delegator(
+    agent: Agent, host: PluginHost, config: Config, home: HermesHome, tools: Any, wrap_client: ClientWrapper | None
+) -> Any:
+    """The service behind ``delegate_task``: children on their own leases, under the parent's budget.
+
+    A child on the parent's model shares the parent's (already wrapped) client;
+    one on ``delegation.provider``/``model`` gets a client of its own, wrapped too.
+    """
     from ..tool_registry import ToolRegistry
     from .delegation import Delegator
 
@@ -225,7 +253,7 @@ def _delegator(agent: Agent, host: PluginHost, config: Config, home: HermesHome,
 
     def routes_for_child() -> list[ModelRoute]:
         if provider or model:
-            return [open_route(host, config, home, provider=provider or None, model=model or None)]
+            return [open_route(host, config, home, provider=provider or None, model=model or None, wrap_client=wrap_client)]
         lease = main.client.lease() if hasattr(main.client, "lease") else None
         return [ModelRoute(main.client, main.model, lease=lease)]
 

@@ -240,9 +240,10 @@ class MeterSlot:
 class MeteredClient:
     """A model client that asks the current turn's meter before every call and charges after it.
 
-    Passed to the agent in its routes (``build_agent(routes=...)``), so the
-    loop, the summarizer, titles and sub-agents all go through it; everything
-    else is the wrapped client's.
+    Passed to the agent in its routes (``build_agent(routes=...)``) and as its
+    ``wrap_client`` for the clients the factory opens itself (auxiliary summary
+    model, sub-agents' own model), so the loop, the summarizer, titles and
+    sub-agents all go through it; everything else is the wrapped client's.
     """
 
     def __init__(self, client: Any, slot: MeterSlot) -> None:

@@ -111,7 +111,7 @@ class Profile:
         ``scope`` (tenants.py) chooses the tenant: its home, workspace folder and sessions.
         """
         from ..agent.factory import build_agent
-        from .limits import MeterSlot
+        from .limits import MeteredClient, MeterSlot
 
         scope = scope or Scope()
         slot = MeterSlot()
@@ -122,6 +122,8 @@ class Profile:
         agent = build_agent(
             host=host,
             routes=self._routes(host, slot),
+            # The clients it opens itself (auxiliary summary model, sub-agents' own model) ask the meter too.
+            wrap_client=lambda client: MeteredClient(client, slot),
             config=self.config,
             home=home,
             tenant=scope.writes,

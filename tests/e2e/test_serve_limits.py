@@ -156,6 +156,79 @@ def test_a_client_that_hangs_up_mid_compression_is_charged_the_summary_and_the_t
     assert len(fake_model_server.requests) == 3 and fake_model_server.requests[-1].body.get("stream") is not True
 
 
+# A big window whose preflight estimate never triggers, a small tail: a reply that reports
+# 80,000 prompt tokens makes the next step compress turns 1 and 2 (a summary call).
+_COMPRESS_ON_REPORTED_TOKENS = {
+    "HERMES_MODEL__CONTEXT_LENGTH": "100000", "HERMES_COMPRESSION__THRESHOLD": "0.5",
+    "HERMES_COMPRESSION__TARGET_RATIO": "0.01", "HERMES_COMPRESSION__PROTECT_FIRST_N": "0",
+    "HERMES_COMPRESSION__TAIL_MIN_MESSAGES": "3", "HERMES_COMPRESSION__MIN_FIDELITY": "0",
+    "HERMES_AUXILIARY__COMPRESSION__MODEL": "aux-model",
+}  # fmt: skip
+
+
+def _turn_that_compresses(server: ServeProcess, fake: FakeModelServer, key: str, conversation: str, tool_cost: float) -> None:
+    """Two cheap turns ($0.0005 each), then a third whose tool step costs ``tool_cost`` and fills the window."""
+    from hermes.kernel.testing import Reply, ScriptedUsage, ToolCall
+
+    client = server.client(key)
+    for n in range(2):
+        fake.reply(f"answer {n}: " + "words " * 400, cost_usd=0.0005)
+        client.responses.create(model="hermes", input=f"question {n} " + "detail " * 200, conversation=conversation)
+    fake.enqueue(Reply(tool_calls=(ToolCall("read_file", {"path": "notes.txt"}),), cost_usd=tool_cost,
+                       usage=ScriptedUsage(input_tokens=80_000, output_tokens=10)))  # fmt: skip
+    fake.reply("## Active Task\nquestion 2\n## Critical Context\nthe answers", cost_usd=0.001)  # the summary
+    fake.reply("never asked", cost_usd=0.001)
+    with pytest.raises(openai.RateLimitError) as stopped:
+        client.responses.create(model="hermes", input="question 2", conversation=conversation)
+    assert stopped.value.code == "cost_limit_exceeded"
+    fake.script.clear()
+
+
+def test_a_summary_on_the_auxiliary_model_is_charged_to_the_key_and_refused_at_its_limit(
+    serve, fake_model_server: FakeModelServer, hermes
+) -> None:
+    charged = hermes("serve", "key", "add", "charged", "--cost-per-day", "0.0025").stdout.strip()
+    at_limit = hermes("serve", "key", "add", "at-limit", "--cost-per-day", "0.0025").stdout.strip()
+    server = serve(env_extra=_COMPRESS_ON_REPORTED_TOKENS)
+    warm_up(server, fake_model_server, hermes("serve", "key", "add", "other").stdout.strip())
+    # $0.0015 spent when the window fills: the summary ($0.001) is allowed and reaches the limit,
+    # so the model call after it is never made.
+    _turn_that_compresses(server, fake_model_server, charged, "conv-charged", tool_cost=0.0005)
+    assert [r.body["model"] for r in fake_model_server.requests] == ["test-model"] * 3 + ["aux-model"]
+    assert "has spent $0.0025 today" in refused_for_cost(server, charged).message
+    fake_model_server.clear_requests()
+    # $0.003 spent when the window fills: the key is at its limit, the auxiliary model is never asked.
+    _turn_that_compresses(server, fake_model_server, at_limit, "conv-at-limit", tool_cost=0.002)
+    assert [r.body["model"] for r in fake_model_server.requests] == ["test-model"] * 3
+    assert "has spent $0.0030 today" in refused_for_cost(server, at_limit).message
+
+
+def test_a_sub_agent_on_its_own_model_is_charged_to_the_key_and_refused_at_its_limit(
+    serve, fake_model_server: FakeModelServer, hermes
+) -> None:
+    charged = hermes("serve", "key", "add", "charged", "--cost-per-day", "0.0025").stdout.strip()
+    at_limit = hermes("serve", "key", "add", "at-limit", "--cost-per-day", "0.001").stdout.strip()
+    server = serve(env_extra={"HERMES_DELEGATION__MODEL": "child-model"})
+    warm_up(server, fake_model_server, hermes("serve", "key", "add", "other").stdout.strip())
+
+    def delegating_turn(key: str) -> str:
+        fake_model_server.tool_calls(("delegate_task", {"tasks": [{"goal": "look at the notes"}]}), cost_usd=0.001)
+        fake_model_server.reply("the child's report", cost_usd=0.002)
+        fake_model_server.reply("never asked", cost_usd=0.001)
+        with pytest.raises(openai.RateLimitError) as stopped:
+            server.client(key).chat.completions.create(model="hermes", messages=[{"role": "user", "content": "delegate"}])
+        fake_model_server.script.clear()
+        return stopped.value.message
+
+    # $0.001 spent when the child starts: its call ($0.002) is allowed, and the parent's next is not.
+    assert "has spent $0.0030 today" in delegating_turn(charged)
+    assert [r.body["model"] for r in fake_model_server.requests] == ["test-model", "child-model"]
+    fake_model_server.clear_requests()
+    # The parent's first call reaches the limit: the child on its own model is never asked.
+    assert "has spent $0.0010 today" in delegating_turn(at_limit)
+    assert [r.body["model"] for r in fake_model_server.requests] == ["test-model"]
+
+
 @pytest.mark.parametrize("how", ["previous_response_id", "conversation"])
 def test_a_stateful_conversation_is_charged_each_turns_own_cost_not_its_running_total(
     serve, fake_model_server: FakeModelServer, hermes, how: str
