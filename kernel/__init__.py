@@ -54,6 +54,7 @@ __all__ = [
     "StreamDelta",
     "StreamItem",
     "TENANT_SERVICE",
+    "CLIENT_WRAPPER_SERVICE",
     "Tool",
     "ToolCall",
     "ToolContext",
@@ -81,7 +82,7 @@ __all__ = [
 # pays for none of it (tests/test_startup.py).
 _LAZY = {
     **dict.fromkeys(
-        ["CARRY_OVER_KEY", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolSource", "tools_from_plugin"], ".tools"
+        ["CARRY_OVER_KEY", "CLIENT_WRAPPER_SERVICE", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolSource", "tools_from_plugin"], ".tools"
     ),
     **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
@@ -115,7 +116,7 @@ if TYPE_CHECKING:
     from .memory import MemoryManager
     from .memory_provider import MemoryProvider
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
-    from .tools import CARRY_OVER_KEY, TENANT_SERVICE, Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
+    from .tools import CARRY_OVER_KEY, CLIENT_WRAPPER_SERVICE, TENANT_SERVICE, Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
     from .usage import CanonicalUsage, CostResult
     from .credentials import (
         Credential,

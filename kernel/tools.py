@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "CARRY_OVER_KEY", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolHandler", "ToolSource",
+    "CARRY_OVER_KEY", "CLIENT_WRAPPER_SERVICE", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolHandler", "ToolSource",
     "tools_from_plugin",
 ]  # fmt: skip
 
@@ -32,6 +32,9 @@ CARRY_OVER_KEY = "carry_over"
 #: ``ctx.services[TENANT_SERVICE]`` is the tenant the agent works for (None: no tenant).
 #: A tool that reads stored sessions shows it only that tenant's (``session_search`` does).
 TENANT_SERVICE = "tenant"
+#: ``ctx.services[CLIENT_WRAPPER_SERVICE]`` wraps any model client a tool opens for the agent
+#: (an MCP server's sampling request): a server meters it like the agent's own calls.
+CLIENT_WRAPPER_SERVICE = "model.client_wrapper"
 
 
 class ToolError(Exception):

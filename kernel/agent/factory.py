@@ -227,6 +227,10 @@ def build_agent(
         store.close()  # a session not found (another tenant's, say) leaves no connection behind in a server
         raise
     agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools, wrap_client)
+    if wrap_client is not None:
+        from ..tools import CLIENT_WRAPPER_SERVICE
+
+        agent.tool_context.services[CLIENT_WRAPPER_SERVICE] = wrap_client  # clients tools open (MCP sampling)
     agent.tool_context.services["host"] = host
     agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))
     if config.get("sessions.auto_title", True) and getattr(engine, "summarizer", None) is not None:

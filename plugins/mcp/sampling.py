@@ -13,6 +13,8 @@ import time
 from collections import deque
 from typing import Any
 
+from hermes.kernel.tools import CLIENT_WRAPPER_SERVICE
+
 from .settings import GlobalSettings
 
 __all__ = ["Sampler"]
@@ -81,7 +83,11 @@ class Sampler:
                          self.settings.sampling_max_tokens_cap)  # fmt: skip
         request = ModelRequest(model=model, messages=messages, max_tokens=max_tokens,
                                temperature=params.get("temperature"))  # fmt: skip
-        response = self._model_client().complete(request)
+        client = self._model_client()
+        wrap = (getattr(self.context, "services", {}) or {}).get(CLIENT_WRAPPER_SERVICE)
+        if wrap is not None:  # on a server: the key's meter is asked first and charged after
+            client = wrap(client)
+        response = client.complete(request)
         self._account(response)
         log.info("mcp server %r sampled %d tokens from %s", server, response.usage.output_tokens, model)
         finish = {"stop": "endTurn", "length": "maxTokens"}.get(response.finish_reason, response.finish_reason)

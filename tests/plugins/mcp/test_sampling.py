@@ -65,3 +65,26 @@ def test_requests_per_minute_is_enforced() -> None:
     with pytest.raises(RuntimeError, match="2 requests per minute"):
         s("srv", PARAMS)
     assert len(client.requests) == 2 and client.requests[0].model == "small"
+
+
+def test_on_a_server_sampling_goes_through_the_agents_client_wrapper(tmp_path) -> None:
+    # hermes serve passes its meter as the wrapper: a key at its limit gets no sampled call.
+    from hermes.kernel import CLIENT_WRAPPER_SERVICE
+
+    class LimitExceeded(Exception):
+        pass
+
+    s, client, store = sampler(enabled=True)
+    wrapped: list[Any] = []
+
+    class Refusing:
+        def __init__(self, inner: Any) -> None:
+            wrapped.append(inner)
+
+        def complete(self, request: Any) -> Any:
+            raise LimitExceeded("the key's cost limit is spent")
+
+    s.bind(ToolContext(session_id="s1", services={"store": store, CLIENT_WRAPPER_SERVICE: Refusing}))
+    with pytest.raises(LimitExceeded):
+        s("srv", PARAMS)
+    assert wrapped == [client] and client.requests == [] and store.usage == []
