@@ -219,7 +219,7 @@ def command_denied_reason(command: str, cwd: Path, *, hermes_home: Path | None =
     root = _real(str(hermes_home or hermes_root()))
     for item in parsed:
         words = item.argv[1:] + item.writes + item.reads
-        if recursive and _reads_folders(item.argv):
+        if recursive and item.argv and _reads_folders(item.argv):  # a redirection alone has no program
             for word in [*item.argv[1:], "."]:  # "." : with no folder given, most of them read the working one
                 expanded = os.path.expanduser(os.path.expandvars(word))
                 for folder in folders:
