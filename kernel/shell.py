@@ -89,6 +89,44 @@ class SimpleCommand:
     def name(self) -> str:
         return self.argv[0] if self.argv else ""
 
+    @property
+    def args(self) -> list[str]:
+        return self.argv[1:]
+
+    def flag(self, *names: str) -> bool:
+        """True when an option is given: a long one (``--x``, ``--x=v``) or a letter of a short bundle (``-rf``)."""
+        for arg in self.args:
+            if arg == "--":
+                return False
+            for name in names:
+                if (arg[:1] == "-" and arg[1:2] != "-" and name in arg[1:]) if len(name) == 1 else (
+                        arg == name or arg.startswith(name + "=")):  # fmt: skip
+                    return True
+        return False
+
+    def values(self, *names: str) -> list[str]:
+        """The values of the options ``names``: ``-o X``, ``-oX``, ``--output X`` and ``--output=X``."""
+        found, args = [], self.args
+        for index, arg in enumerate(args):
+            for name in names:
+                if arg == name and index + 1 < len(args):
+                    found.append(args[index + 1])
+                elif arg.startswith(name + "=" if name[:2] == "--" else name) and len(arg) > len(name) > 1:
+                    found.append(arg[len(name) + (name[:2] == "--") :])
+        return found
+
+    def positional(self, valued: frozenset[str] = frozenset()) -> list[str]:
+        """The arguments that are neither options nor the values of the options in ``valued``."""
+        found, skip, rest = [], False, False
+        for arg in self.args:
+            if skip:
+                skip = False
+            elif rest or arg == "-" or not arg.startswith("-"):
+                found.append(arg)
+            else:
+                rest, skip = arg == "--", arg in valued
+        return found
+
     def line(self) -> str:
         """argv and redirections as one normalised line (what the pattern table reads)."""
         parts = list(self.argv)
@@ -214,7 +252,7 @@ def _program_start(argv: list[str], variables: dict[str, str]) -> int:
         if name in _WRAPPERS and i == len(argv) - 1:
             break  # a bare `env` or `time` is a command of its own
         if name in _WRAPPERS:
-            takes_value = _WRAPPERS[name]
+            takes_value, wrapper = _WRAPPERS[name], i
             i += 1
             while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
                 flag = argv[i]
@@ -224,6 +262,8 @@ def _program_start(argv: list[str], variables: dict[str, str]) -> int:
             if name == "env":
                 while i < len(argv) and _ASSIGNMENT_RE.match(argv[i]):
                     i += 1
+            if i >= len(argv):
+                return wrapper  # only options after it (`env -S 'rm -rf ~'`): the wrapper is the program
             continue
         if name == "timeout":
             i += 1
