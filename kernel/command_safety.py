@@ -168,7 +168,7 @@ class _P:
     cwd: str = ""
 
 
-def _check(c: _Cmd, p: _P) -> str | None:
+def _check(c: _Cmd, p: _P) -> str | None:  # a declared program: its asks, subcommands, writes, folders, cwd
     for arg in c.args[: c.args.index("--") if "--" in c.args else None]:
         if any((arg[:1] == "-" and arg[1:2] != "-" and a in arg[1:]) if len(a) == 1 else arg.startswith(a) for a in p.asks):
             return f"is given {arg}, which runs another program or reaches past what the check reads"
@@ -189,7 +189,7 @@ def _check(c: _Cmd, p: _P) -> str | None:
     return None
 
 
-def _declarations(data: dict[str, Any]) -> dict[str, _P]:
+def _declarations(data: dict[str, Any]) -> dict[str, _P]:  # the [[program]] tables as _P, printers and readers bare
     declared = dict.fromkeys(_set(data["printers"]) | _set(data["readers"]), _P())
     for entry in data["program"]:
         fields = {k: (frozenset(v) if k in ("valued", "subs") else tuple(v)) if isinstance(v, list) else v
@@ -221,7 +221,7 @@ _rule("make gmake")(lambda c: "sets make variables, which a recipe may run as a 
 
 
 # --------------------------------------------------------------------------- the shell's own words
-@_rule("cd pushd popd")
+@_rule("cd pushd popd")  # harmless itself; later relative paths are judged from every folder it may reach
 def _cd(c: _Cmd) -> None:
     targets = c.positional()
     if c.name != "popd":  # popd goes back to a folder the scope already holds
@@ -241,7 +241,7 @@ def _assignment(word: str, scope: _Scope) -> str | None:
 _rule("export declare local readonly typeset")(lambda c: _first(_assignment(w, c.scope) for w in c.args if "=" in w and w[0] != "-"))
 
 
-@_rule("kill")
+@_rule("kill")  # named processes only: -1 and process groups reach everything the user runs
 def _kill(c: _Cmd) -> str | None:
     pids = c.args[2:] if c.args[:1] in (["-s"], ["-n"]) else c.args[1:] if c.args[:1] and c.args[0][:1] == "-" else c.args
     named = c.args[:1] == ["-l"] or all((p.isdigit() and int(p) > 1) or re.fullmatch(r"%\d*", p) for p in pids)
@@ -249,7 +249,7 @@ def _kill(c: _Cmd) -> str | None:
 
 
 # --------------------------------------------------------------------------- writers whose targets must be inside
-@_rule("rm unlink rmdir")
+@_rule("rm unlink rmdir")  # inside the workspace, and never the workspace itself, everything in it or a .git
 def _rm(c: _Cmd) -> str | None:
     if c.flag("--no-preserve-root"):
         return "turns off rm's guard of the root folder"
@@ -257,7 +257,7 @@ def _rm(c: _Cmd) -> str | None:
     return _first(f"deletes {_deletes(p, c.scope, recursive)}" for p in c.positional() if _deletes(p, c.scope, recursive))
 
 
-@_rule("cp mv ln install")
+@_rule("cp mv ln install")  # the target inside; mv also deletes its sources; cp -r must not copy ~ whole
 def _copy(c: _Cmd) -> str | None:
     paths = c.positional(_set("-t --target-directory -S --suffix -m --mode -o -g --owner --group"))
     targets = c.values("-t", "--target-directory")
@@ -274,7 +274,7 @@ def _copy(c: _Cmd) -> str | None:
     return _first(f"writes {_outside(t, c.scope)}" for t in targets if _outside(t, c.scope))
 
 
-@_rule("chmod")
+@_rule("chmod")  # files inside, and no setuid/setgid/sticky bit
 def _chmod(c: _Cmd) -> str | None:
     paths = c.positional()
     mode, files = (paths[0], paths[1:]) if paths and not c.values("--reference") else ("", paths)
@@ -296,7 +296,7 @@ _SED_SAFE = re.compile(
 )
 
 
-@_rule("sed gsed")
+@_rule("sed gsed")  # a script of p/d/s/y/q only (sed can run e and write w), -i only inside
 def _sed(c: _Cmd) -> str | None:
     if c.values("-f", "--file"):
         return "reads its script from a file the check does not read"
@@ -308,7 +308,7 @@ def _sed(c: _Cmd) -> str | None:
     return None
 
 
-@_rule("awk gawk mawk nawk")
+@_rule("awk gawk mawk nawk")  # awk can run commands and write files from its program text
 def _awk(c: _Cmd) -> str | None:
     if c.values("-f", "--file", "-i", "--include", "-l", "--load", "-E", "--exec"):
         return "reads its program from a file the check does not read"
@@ -318,7 +318,7 @@ def _awk(c: _Cmd) -> str | None:
     return None
 
 
-@_rule("find")
+@_rule("find")  # no -exec; -delete and -fprint only inside
 def _find(c: _Cmd) -> str | None:
     if any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in c.args):
         return "runs a command on every file it finds (find -exec), with arguments only known when it runs"
@@ -373,7 +373,7 @@ def _stdin_code(c: _Cmd, judge_text: Callable[[str], str | None] = lambda body: 
     return None  # stdin is /dev/null: nothing runs
 
 
-@_rule(" ".join(SHELLS))
+@_rule(" ".join(SHELLS))  # a workspace script, literal -c text (its commands are judged), or a literal here-doc
 def _shell(c: _Cmd) -> str | None:
     for index, arg in enumerate(c.args):
         if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
@@ -403,7 +403,7 @@ def _python(c: _Cmd) -> str | None:
     return _script(c, args[index], args[index + 1 :]) if index < len(args) else _stdin_code(c)
 
 
-@_rule("node ruby perl php Rscript lua")
+@_rule("node ruby perl php Rscript lua")  # a workspace script; code on the line (-e) is not read
 def _interpreter(c: _Cmd) -> str | None:
     if any(re.fullmatch(r"-\w*[erpEn]\w*|--eval|--print", a) for a in c.args):
         return _CODE_ON_LINE
@@ -427,7 +427,7 @@ _rule("pip pip3")(lambda c: _check(c, _DECLARED["pip"]) or _from_anywhere(c, [
     *c.positional(_DECLARED["pip"].valued)[1:], *c.values("-e", "--editable")]))
 
 
-@_rule("npm pnpm yarn")
+@_rule("npm pnpm yarn")  # the project's scripts and its registry; not global, exec/dlx or URLs
 def _npm(c: _Cmd) -> str | None:
     if c.flag("g", "--global") or any(a.startswith("--location=g") for a in c.args):
         return "installs globally, outside the workspace"
@@ -441,7 +441,7 @@ def _npm(c: _Cmd) -> str | None:
     return (_from_anywhere(c, words[1:]) if installs else None) or _in_workspace(c.scope, c.name)
 
 
-@_rule("uv poetry pipenv pdm")
+@_rule("uv poetry pipenv pdm")  # `run X` is judged as X
 def _uv(c: _Cmd) -> str | None:
     words = c.positional(_DECLARED["uv"].valued)
     sub = words[0] if words else ""
@@ -481,7 +481,7 @@ def _git_asks(sub: str, rest: list[str], first: str) -> str | None:
                    or (sub == "clone" and "-c" in rest)) and "runs a program or template the command names" or None  # fmt: skip
 
 
-@_rule("git")
+@_rule("git")  # known subcommands; no -c/config that names programs, no history loss, repository inside
 def _git(c: _Cmd) -> str | None:
     args, index, repos = c.args, 0, []
     while index < len(args) and args[index].startswith("-"):
@@ -508,7 +508,7 @@ def _git(c: _Cmd) -> str | None:
     return None
 
 
-@_rule("curl wget")
+@_rule("curl wget")  # downloads only: no file or variable sent, no local file read, saves inside
 def _fetch(c: _Cmd) -> str | None:
     if any(re.match(r"(?:[\w.-]*=)?[@<]\S", a) for a in c.args) or c.flag(
             "T", "K", "--upload-file", "--config", "--post-file", "--body-file", "--execute", "--use-askpass"):  # fmt: skip
@@ -575,7 +575,7 @@ def _judge_one(parsed: SimpleCommand, scope: _Scope) -> str | None:
     return reason and (reason if reason[0] == "`" else f"{text} {reason}")  # a command it runs names itself
 
 
-def _judge(commands: list[SimpleCommand], scope: _Scope) -> str | None:
+def _judge(commands: list[SimpleCommand], scope: _Scope) -> str | None:  # the first part that asks
     return _first(_judge_one(parsed, scope) for parsed in commands)
 
 

@@ -220,3 +220,17 @@ def test_the_module_reads_its_data_not_a_copy_in_code() -> None:
     source = Path(command_safety.__file__).read_text(encoding="utf-8")
     assert len(source.splitlines()) <= 600
     assert '"hexdump' not in source and "PROMPT_COMMAND" not in source  # the lists live in command_safety.toml
+
+
+def test_the_docs_describe_this_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    tools, security = ((root / "docs" / name).read_text(encoding="utf-8") for name in ("tools.md", "security.md"))
+    for text in (tools, security):
+        assert "_danger" not in text and "DANGEROUS_PATTERNS" not in text and "danger check" not in text
+        assert "kernel/command_safety" in text or "hermes.kernel.command_safety" in text
+    example = re.search(r"`` (`rm -rf ~` deletes ~ \((/[^)]+)\), outside the workspace) ``", tools)
+    assert example is not None
+    monkeypatch.setenv("HOME", example.group(2))
+    assert approval_reason("rm -rf ~", tmp_path) == example.group(1)
