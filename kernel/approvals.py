@@ -10,7 +10,8 @@ On a server nobody can be asked. ``serve.approvals: allow-list`` installs a
 executes** matches one of the ``serve.allowed_commands`` patterns on its own. This module is
 the one place that rule lives:
 
-* The command is read by the same parser as the danger check (:mod:`hermes.kernel.shell`):
+* The command is read by the same parser as the terminal's command rule (:mod:`hermes.kernel.shell`,
+  :mod:`hermes.kernel.command_safety`):
   every simple command of a list (``;``, ``&&``, ``||``, ``&``, newlines), of a pipeline, of a
   subshell or ``{ …; }`` group, inside ``$(…)``, backticks, ``<(…)``/``>(…)``, the text of
   ``sh -c``/``bash -c``/``eval``, ``find -exec`` and ``ssh host …``.
@@ -28,7 +29,7 @@ the one place that rule lives:
 * What the parser cannot read before it runs is refused whatever the patterns: a program
   named by a variable, a substitution or a glob (``$CMD x``, ``$(cat f) x``, ``/???/rm``),
   text nested deeper than the parser follows, unbalanced quotes. On a server these are
-  refused even when the danger check does not flag them (:func:`unreadable_part`).
+  refused even when the command rule would pass them (:func:`unreadable_part`).
 """
 
 from __future__ import annotations

@@ -290,7 +290,7 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("serve.max_concurrent", "int", 8, "Turns hermes serve runs at once.", min=1, max=1024),
     _k("serve.max_queue", "int", 64, "Turns waiting for a worker before hermes serve answers 429.", min=0, max=100_000),
     _k("serve.drain_timeout", "float", 30.0, "Seconds running turns get to finish after SIGTERM.", min=0, max=86_400),
-    _k("serve.approvals", "str", "refuse", "Dangerous commands on a server: refuse, or allow-list (serve.allowed_commands).",
+    _k("serve.approvals", "str", "refuse", "Terminal commands that need approval, on a server: refuse, or allow-list (serve.allowed_commands).",
        choices=("refuse", "allow-list")),
     _k("serve.allowed_commands", "list", [], "Glob patterns of commands the allow-list approves."),
     _k("serve.tools", "str", "both", "Tools a request that brings its own `tools` gets: server (the agent's only), "

@@ -42,8 +42,10 @@ __all__ = [
     "check_no_markers",
     "check_path",
     "command_denied_reason",
+    "denied_inside",
     "denied_reason",
     "is_hermes_secret_name",
+    "is_inside",
     "workspace_roots",
 ]
 
@@ -68,7 +70,12 @@ _secret_inodes_cache: dict[str, tuple[float, frozenset[tuple[int, int]]]] = {}
 _APPROVED_KEY = "approved_paths"  # ctx.state: paths the user already approved this session
 
 
-def _inside(path: Path, root: Path) -> bool:
+def is_inside(path: Path, root: Path) -> bool:
+    """True when ``path`` is ``root`` or below it, compared part by part.
+
+    Never by string prefix: ``/tmp/ws-evil`` starts with ``/tmp/ws`` but is its sibling.
+    Both paths should already be absolute and resolved.
+    """
     return path == root or root in path.parents
 
 
@@ -86,13 +93,13 @@ def denied_reason(path: Path, *, write: bool, hermes_home: Path | None = None) -
     """Why ``path`` (absolute) is on the deny list, or None."""
     home = _home()
     for name in DENIED_HOME_DIRS:
-        if _inside(path, home / name):
+        if is_inside(path, home / name):
             return f"~/{name} holds keys or credentials"
     for name in DENIED_HOME_FILES:
         if path == home / name:
             return f"~/{name} holds credentials"
     text = str(path)
-    if text in _DENIED_SYSTEM or any(_inside(path, Path(d)) for d in _DENIED_SYSTEM_DIRS):
+    if text in _DENIED_SYSTEM or any(is_inside(path, Path(d)) for d in _DENIED_SYSTEM_DIRS):
         return f"{text} is a system security file"
     if write and text in _DENIED_SYSTEM_WRITES:
         return f"{text} is a system account file"
@@ -102,6 +109,29 @@ def denied_reason(path: Path, *, write: bool, hermes_home: Path | None = None) -
     if _same_file_as_secret(path, root):
         return "it is one of HERMES_HOME's secret files (.env, config.yaml, auth.json, keys) under another name"
     return None
+
+
+def denied_inside(folder: Path, *, hermes_home: Path | None = None) -> str | None:
+    """Why reading every file under ``folder`` (absolute, resolved) would read a deny-listed path, or None.
+
+    ``tar c ~``, ``grep -r x /`` and ``cp -r ~ backup`` name no secret, yet read every one.
+    """
+    home = _home()
+    for name in DENIED_HOME_DIRS + DENIED_HOME_FILES:
+        if is_inside(home / name, folder):
+            return f"it holds ~/{name}"
+    for name in _DENIED_SYSTEM + _DENIED_SYSTEM_DIRS:
+        if is_inside(Path(name), folder):
+            return f"it holds {name}"
+    root = _real(str(hermes_home or hermes_root()))
+    if is_inside(root, folder):
+        return f"it holds HERMES_HOME ({root}) and the agent's own keys"
+    if folder in _HOMES_PARENTS or folder.parent in _HOMES_PARENTS[1:]:
+        return "it holds users' home folders and their keys"
+    return None
+
+
+_HOMES_PARENTS = (Path("/"), Path("/home"), Path("/Users"), Path("/root"))
 
 
 def is_hermes_secret_name(name: str) -> bool:
@@ -204,7 +234,8 @@ def command_denied_reason(command: str, cwd: Path, *, hermes_home: Path | None =
     environment variables expanded and globs matched, resolved against the working folder
     and each folder a ``cd`` in the command names. It cannot see paths built at run time.
     With ``recursive`` (a server), a command that reads a whole folder (``grep -r``, ``rg``,
-    ``tar``, ``cp -r``, ``find -exec``) holding HERMES_HOME is denied too.
+    ``tar``, ``cp -r``, ``find -exec``) holding a deny-listed path (HERMES_HOME, ``~/.ssh``, a
+    home folder) is denied too: nobody is there to approve it, and no allow-list pattern opens it.
     """
     from .shell import simple_commands
 
@@ -216,16 +247,15 @@ def command_denied_reason(command: str, cwd: Path, *, hermes_home: Path | None =
             folders.append(target if target.is_absolute() else Path(cwd) / target)
         elif item.name in ("cd", "pushd"):
             folders.append(Path.home())
-    root = _real(str(hermes_home or hermes_root()))
     for item in parsed:
         words = item.argv[1:] + item.writes + item.reads
-        if recursive and _reads_folders(item.argv):
+        if recursive and item.argv and _reads_folders(item.argv):
             for word in [*item.argv[1:], "."]:  # "." : with no folder given, most of them read the working one
                 expanded = os.path.expanduser(os.path.expandvars(word))
                 for folder in folders:
                     full = Path(os.path.realpath(expanded if os.path.isabs(expanded) else os.path.join(folder, expanded)))
-                    if full.is_dir() and _inside(root, full):
-                        return f"{word}: reading it whole reads HERMES_HOME ({root}) and the agent's own keys in it"
+                    if full.is_dir() and (held := denied_inside(full, hermes_home=hermes_home)):
+                        return f"{word}: reading it whole reads {held.removeprefix('it holds ')}"
         for word in words:
             for candidate in _candidates(word):
                 expanded = os.path.expanduser(os.path.expandvars(candidate))
@@ -277,7 +307,7 @@ def check_path(ctx: ToolContext, path: Path, raw: str, *, write: bool) -> None:
                 "approval; do not try to reach it another way. Ask the user to do it themselves if it is needed."
             )
     roots = workspace_roots(ctx) + ([] if write else _read_roots(ctx))
-    if any(_inside(resolved, root) for root in roots):
+    if any(is_inside(resolved, root) for root in roots):
         return
     verb = "write" if write else "read"
     approved: set[tuple[str, bool]] = ctx.state.setdefault(_APPROVED_KEY, set())

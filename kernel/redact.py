@@ -147,7 +147,12 @@ _PRIVATE_KEY_RE = re.compile(
     r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?(?:-----END \1-----|\Z)", re.S
 )
 
-_BEARER_RE = re.compile(r"(\b(?:Bearer|Token|Basic)\s+)([A-Za-z0-9._~+/=-]{16,})", re.I)
+# 16 characters or more, or 8 or more with a digit: short real tokens (``Bearer abcd1234``) are secrets
+# too, while prose ("Bearer authentication", "Token expired") keeps its words.
+_BEARER_RE = re.compile(
+    r"(\b(?:Bearer|Token|Basic)\s+)([A-Za-z0-9._~+/=-]{16,}|(?=[A-Za-z0-9._~+/=-]*\d)[A-Za-z0-9._~+/=-]{8,15}(?![A-Za-z0-9._~+/=-]))",
+    re.I,
+)
 
 # scheme://user:password@host — keep scheme, user and host.
 _URL_PASSWORD_RE = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]+:)([^\s@/'\"]+)(@)")
@@ -198,8 +203,9 @@ def redact_text(text: str) -> str:
     This is the one redaction function: tool results, displays, exports, logs and summaries
     all go through it. It covers the vendor formats in ``VENDOR_PATTERNS`` (OpenAI, Anthropic,
     GitHub, GitLab, Slack, Stripe, AWS, Google, Hugging Face, npm, PyPI, ...), JWTs, PEM
-    private-key blocks, ``Bearer``/``Basic`` tokens, URLs with a password, and ``NAME=value``
-    pairs whose name looks secret. It is idempotent. Callers strip base64 images first:
+    private-key blocks, ``Bearer``/``Token``/``Basic`` credentials (16 characters or more, or 8
+    or more with a digit), URLs with a password (any length), and ``NAME=value`` pairs whose
+    name looks secret (values of 8 characters or more). It is idempotent. Callers strip base64 images first:
     never run this over image data.
     """
     if not text:

@@ -55,7 +55,7 @@ class ToolContext:
     ``state`` is scratch space that lives as long as the agent (the todo list).
     ``ask_user`` and ``approve`` exist only in an interactive session (the
     REPL); in one-shot mode they are None, so a question cannot be asked and a
-    dangerous command is denied.
+    command that needs approval is denied.
     """
 
     session_id: str | None = None

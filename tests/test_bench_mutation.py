@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RISKY = {
     "kernel/store/", "kernel/providers/", "kernel/credentials/", "kernel/agent/calling.py", "kernel/agent/loop.py",
     "kernel/result_budget.py", "context_engines/compressor/", "kernel/redact.py", "kernel/skills/guard.py",
-    "plugins/tools/_danger.py", "kernel/memory/manager.py", "kernel/host.py",
+    "kernel/command_safety.py", "kernel/memory/manager.py", "kernel/host.py",
 }  # fmt: skip
 
 
@@ -37,7 +37,7 @@ def test_list_prints_each_module_with_its_import_path_and_runs_nothing(tmp_path:
     lines = dict(line.split(" -> ", 1) for line in listed.stdout.splitlines())
     assert set(lines) == RISKY
     assert lines["kernel/store/"].startswith("hermes/kernel/store/*: tests/kernel/store/")
-    assert lines["plugins/tools/_danger.py"].startswith("hermes/plugins/tools/_danger.py: tests/plugins/tools/test_danger.py")
+    assert lines["kernel/command_safety.py"].startswith("hermes/kernel/command_safety.py: tests/kernel/test_command_safety.py")
     assert list(tmp_path.iterdir()) == []  # nothing ran, nothing written
     helped = bench("--help")
     assert helped.returncode == 0 and "--list" in helped.stdout and "kernel/redact.py" in helped.stdout

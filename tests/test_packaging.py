@@ -52,6 +52,7 @@ def test_regular_install_from_a_wheel(tmp_path: Path) -> None:
         "hermes/kernel/__init__.py",
         "hermes/kernel/cli/__init__.py",
         "hermes/kernel/py.typed",
+        "hermes/kernel/command_safety.toml",  # the terminal's allow set, read at import
         "hermes/plugins/__init__.py",
         "hermes/context_engines/__init__.py",
         "hermes/memory_providers/__init__.py",

@@ -79,7 +79,7 @@ class ServeSettings:
         )
 
     def approver(self) -> Callable[[str, str], bool] | None:
-        """The ``approve`` callback tools get: None (refuse every dangerous command) or the allow-list.
+        """The ``approve`` callback tools get: None (refuse every command that needs approval) or the allow-list.
 
         The allow-list matches parsed commands part by part (:class:`~hermes.kernel.approvals.CommandAllowList`).
         """

@@ -1,4 +1,8 @@
-"""The ``terminal`` toolset: run a shell command with a timeout, interrupts and a danger check.
+"""The ``terminal`` toolset: run a shell command with a timeout, interrupts and the command rule.
+
+A command runs unasked only when :mod:`hermes.kernel.command_safety` understands all of it and
+knows it is safe for the workspace; anything else needs the approval ``ctx.approve`` gives (or a
+server's allow-list match). Paths on the deny list are refused before that, whatever the mode.
 
 Each command runs in its own process group (a new session), so a timeout or
 an interrupt stops everything it started, not only the shell. Output is
@@ -23,10 +27,10 @@ from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
 from hermes.kernel.approvals import ALLOWED_COMMANDS_KEY, CommandAllowList, is_unattended, unreadable_part
-from hermes.kernel.paths_policy import command_denied_reason
+from hermes.kernel.command_safety import approval_reason
+from hermes.kernel.paths_policy import command_denied_reason, workspace_roots
 
 from ._common import opt_int, opt_str, req_str, resolve_path
-from ._danger import dangerous_reason
 from ._truncate import HeadTailBuffer
 
 __all__ = ["MAX_OUTPUT_CHARS", "TERMINAL", "TOOLS", "CommandResult", "run_command", "terminal"]
@@ -148,7 +152,7 @@ def _render(result: CommandResult, timeout: int) -> str:
 
 
 def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
-    """Run a shell command (after the dangerous-command check) and report exit code and output."""
+    """Run a shell command (after the deny list and the command rule) and report exit code and output."""
     command = req_str(args, "command")
     if not command.strip():
         raise ToolError("argument 'command' is blank.")
@@ -173,29 +177,29 @@ def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
                 f"read before it runs, and no pattern in {ALLOWED_COMMANDS_KEY} lets one through. Write the "
                 "command out literally (no variable, substitution or glob as the program)."
             )
-    reason = dangerous_reason(command)
+    reason = approval_reason(command, cwd, workspace_roots(ctx), hermes_home=getattr(ctx.home, "root", None))
     if reason is not None:
         if isinstance(ctx.approve, CommandAllowList):
             refusal = ctx.approve.refusal(command)
             if refusal is not None:
                 raise ToolError(
-                    f"command blocked: it {reason}, and on this server such a command runs only when every part "
-                    f"of it (each command, pipe stage, substitution and redirection) matches a pattern in "
-                    f"{ctx.approve.config_key}; {refusal}. Do not run it another way; run only the allowed "
-                    "part, or tell the user the exact command so they can run it themselves."
+                    f"command blocked: {refusal}. It needs approval ({reason}), and on this server such a command "
+                    f"runs only when every part of it (each command, pipe stage, substitution and redirection) "
+                    f"matches a pattern in {ctx.approve.config_key}. Do not run it another way; run only the "
+                    "allowed part, or tell the user the exact command so they can run it themselves."
                 )
         elif ctx.approve is None and is_unattended(ctx):
             raise ToolError(
-                f"command blocked: it {reason} and needs approval, which nobody can give on this server "
+                f"command blocked: {reason}, so it needs approval, which nobody can give on this server "
                 f"(serve.approvals is refuse; with serve.approvals: allow-list, the patterns in "
                 f"{ALLOWED_COMMANDS_KEY} approve commands every part of which they match). Do not run it "
-                "another way; find a safer approach or tell the user the exact command."
+                "another way; write it out plainly inside the workspace, or tell the user the exact command."
             )
         elif ctx.approve is None:
             raise ToolError(
-                f"command blocked: it {reason} and needs the user's approval, which cannot be asked "
-                "outside an interactive chat. Do not run it another way; find a safer approach or tell "
-                "the user the exact command so they can run it themselves."
+                f"command blocked: {reason}, so it needs the user's approval, which cannot be asked outside "
+                "an interactive chat. Do not run it another way (an encoded, substituted or piped form needs "
+                "approval too); write it out plainly inside the workspace, or tell the user the exact command."
             )
         if not ctx.approve(command, reason):
             raise ToolError(
@@ -212,9 +216,12 @@ TERMINAL = Tool(
         "stdout/stderr. There is no input: interactive prompts get end-of-file, so pass flags like -y. "
         f"Output over {MAX_OUTPUT_CHARS:,} characters keeps its first 40 % and last 60 %. The command and "
         "all its child processes are killed at the timeout. For servers or long jobs, start them in the "
-        "background with output redirected to a file. Commands with wide or irreversible effects (deleting "
-        "/ or ~, formatting disks, force-pushing main, ...) need the user's approval. Prefer read_file, "
-        "search_files and patch for reading, searching and editing files."
+        "background with output redirected to a file. A command runs without asking only when every part of "
+        "it is plainly readable and known to be safe for the workspace (common read-only tools, writes inside "
+        "the workspace, the project's own tests and builds); anything else (writes outside it, substitutions "
+        "or variables as programs, sh -c of computed text, xargs, code passed with -c/-e, pushes, sudo ...) "
+        "needs the user's approval. Prefer read_file, search_files and patch for reading, searching and "
+        "editing files."
     ),
     parameters={
         "type": "object",

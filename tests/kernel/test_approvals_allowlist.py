@@ -187,9 +187,9 @@ def test_the_docs_examples_are_what_the_allow_list_decides() -> None:
         assert (CommandAllowList(patterns).refusal(command) is None) is approved, (patterns, command)
 
 
-def test_a_command_hidden_in_an_environment_variable_needs_approval() -> None:
-    from hermes.plugins.tools._danger import dangerous_reason
+def test_a_command_hidden_in_an_environment_variable_needs_approval(tmp_path) -> None:
+    from hermes.kernel.command_safety import approval_reason
 
-    assert dangerous_reason("GIT_SSH_COMMAND='rm -rf ~' git push origin main") is not None
-    assert dangerous_reason("env LD_PRELOAD=/tmp/x.so ls") is not None
-    assert dangerous_reason("LANG=C git status") is None
+    assert approval_reason("GIT_SSH_COMMAND='rm -rf ~' git fetch origin main", tmp_path) is not None
+    assert approval_reason("env LD_PRELOAD=/tmp/x.so ls", tmp_path) is not None
+    assert approval_reason("LANG=C git status", tmp_path) is None

@@ -76,9 +76,9 @@ def test_background_job_does_not_hold_the_result(ctx: ToolContext) -> None:
     assert time.monotonic() - started < 2
 
 
-def test_long_output_keeps_head_and_tail(ctx: ToolContext) -> None:
-    command = "python3 -c \"import sys; sys.stdout.write('a' * 30000 + 'b' * 40000)\""
-    out = terminal({"command": command}, ctx).removeprefix("exit code: 0\n")
+def test_long_output_keeps_head_and_tail(work: Path, ctx: ToolContext) -> None:
+    (work / "long.py").write_text("import sys\nsys.stdout.write('a' * 30000 + 'b' * 40000)\n")
+    out = terminal({"command": "python3 long.py"}, ctx).removeprefix("exit code: 0\n")
     assert out.startswith("a" * 20_000 + "\n\n[... 20,000 characters omitted")
     assert out.endswith("]\n\n" + "b" * 30_000)
     assert "the output had 70,000 characters" in out
@@ -91,7 +91,7 @@ def test_bad_arguments(ctx: ToolContext) -> None:
         terminal({"command": "true", "timeout": 0}, ctx)
 
 
-# --- the dangerous-command check -----------------------------------------------
+# --- the command rule ------------------------------------------------------------
 
 # `false &&` guarantees the risky part can never run, even if the check failed.
 REAL_DANGER = "touch ran && false && git push --force origin main"
@@ -99,15 +99,15 @@ REAL_DANGER = "touch ran && false && git push --force origin main"
 
 def test_one_shot_mode_blocks_without_running(work: Path, ctx: ToolContext) -> None:
     assert ctx.approve is None
-    with pytest.raises(ToolError, match="command blocked: it force-pushes to main/master.*interactive chat"):
+    with pytest.raises(ToolError, match="command blocked: `git push --force origin main` publishes commits.*interactive chat"):
         terminal({"command": REAL_DANGER}, ctx)
     assert not (work / "ran").exists()
 
 
 @pytest.fixture
 def marker_is_dangerous(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Treat a harmless command as dangerous, so the approval path can really run it."""
-    monkeypatch.setattr(terminal_module, "dangerous_reason", lambda c: "test reason" if "MARK" in c else None)
+    """Treat a harmless command as needing approval, so the approval path can really run it."""
+    monkeypatch.setattr(terminal_module, "approval_reason", lambda c, *a, **k: "test reason" if "MARK" in c else None)
 
 
 def test_user_declines(work: Path, ctx: ToolContext, marker_is_dangerous: None) -> None:
