@@ -8,7 +8,7 @@ substrings and CJK text (newest first),
 and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
 first" is insertion order (message id). A word search costs two statements
 however many hits it returns: the ids, then the hits with their sessions and
-neighbours, whose snippets are cut in Python (:mod:`.snippets`); a third finds
+neighbours, whose snippets are cut in Python (:mod:`.snippets`, for substring hits too); a third finds
 lineage roots when a hit's session has a parent.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, Literal
 from .lineage import MAX_DEPTH
 from .query import MAX_QUERY_CHARS, MAX_TERMS, And, Not, Or, Term, parse_query, to_fts5
 from .schema import has_trigram_index
-from .snippets import Highlighter
+from .snippets import Highlighter, SubstringHighlighter
 from .titles import escape_like
 
 __all__ = [
@@ -98,7 +98,7 @@ def _fts_rows(
     params: list[Any],
     order: SortOrder,
     limit: int,
-    highlighter: Highlighter | None = None,
+    highlighter: Highlighter,
     context: bool = False,
 ) -> list[tuple[Any, ...]]:
     # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
@@ -115,31 +115,18 @@ def _fts_rows(
     if not ids:
         return []
     values = ",".join(["(?)"] * len(ids))
-    if highlighter is not None:
-        # Snippets cut in Python from the row (snippets.py): FTS5's snippet() would seek
-        # every hit with the whole query again, which costs as much as choosing them.
-        # The neighbours come in the same statement when asked for.
-        detail = (
-            f"WITH ids(id) AS (VALUES {values}) "
-            "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id, "
-            f"m.content, m.tool_name, m.tool_args{_NEIGHBOUR_COLUMNS if context else ''} "
-            "FROM ids CROSS JOIN messages m ON m.id = ids.id CROSS JOIN sessions s ON s.id = m.session_id"
-            f"{_NEIGHBOUR_JOINS if context else ''}"
-        )
-        found = {
-            row[0]: (*row[:6], highlighter.snippet(row[7:10]), row[6], *row[10:]) for row in conn.execute(detail, ids)
-        }
-    else:
-        # The ids drive the join, so the index seeks each one instead of matching again.
-        detail = (
-            f"WITH ids(id) AS (VALUES {values}) "
-            f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
-            f"snippet({table}, -1, '**', '**', '…', 12), s.parent_session_id "
-            f"FROM ids CROSS JOIN {table} CROSS JOIN messages m ON m.id = {table}.rowid "
-            f"CROSS JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ? AND {table}.rowid = ids.id"
-        )
-        found = {row[0]: row for row in _run(conn, detail, [*ids, match])}
+    # Snippets cut in Python from the row (snippets.py): FTS5's snippet() would seek every
+    # hit with the whole query again, which costs as much as choosing them, and its time
+    # grows with the square of the matches in one message. The neighbours come in the same
+    # statement when asked for.
+    detail = (
+        f"WITH ids(id) AS (VALUES {values}) "
+        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id, "
+        f"m.content, m.tool_name, m.tool_args{_NEIGHBOUR_COLUMNS if context else ''} "
+        "FROM ids CROSS JOIN messages m ON m.id = ids.id CROSS JOIN sessions s ON s.id = m.session_id"
+        f"{_NEIGHBOUR_JOINS if context else ''}"
+    )
+    found = {row[0]: (*row[:6], highlighter.snippet(row[7:10]), row[6], *row[10:]) for row in conn.execute(detail, ids)}
     return [found[i] for i in ids if i in found]
 
 
@@ -293,7 +280,10 @@ def search_messages(
             # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
             # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
             # Prefix stars mean nothing to trigrams (every substring matches already).
-            rows = _fts_rows(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit)
+            rows = _fts_rows(
+                conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit,
+                SubstringHighlighter(node), context,
+            )
         else:
             rows = _like_rows(conn, node, where, params, limit)
     # Only a session with a parent can have another lineage root; most have none.

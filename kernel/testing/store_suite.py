@@ -457,6 +457,21 @@ class SessionStoreConformance:
         assert store.search("ocelot", limit=1)[0].message_id == best
         assert store.search("ocelot", sort="time", limit=1)[0].message_id != best
 
+    def test_one_huge_message_gives_a_short_snippet(self, store: SessionStore) -> None:
+        # A million characters on one line, 100,000 matches: a snippet costs time linear in
+        # the text (never the square of its matches) and stays short, here and in a log
+        # whose one token or gap is half the message.
+        sid = store.create_session()
+        line = "error ok " * 111_112
+        giant = "start " + "a" * 500_000 + " error " + "=" * 500_000 + " end"
+        big, lone = store.append_messages(sid, [{"role": "tool", "tool_call_id": "c", "content": c} for c in (line, giant)])
+        hits = {h.message_id: h.snippet for h in store.search("error")}
+        assert set(hits) == {big, lone} and all(len(s) < 500 for s in hits.values())
+        assert hits[big].startswith("**error** ok **error** ok") and hits[big].endswith("…")
+        assert "**error**" in hits[lone] and "…" in hits[lone].replace("**", "")
+        [sub] = store.search("rror ok")  # a substring: the trigram, LIKE or ILIKE path
+        assert sub.message_id == big and len(sub.snippet) < 500
+
     def test_hits_resolve_to_the_lineage_root(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)
         current = ids["cli"]

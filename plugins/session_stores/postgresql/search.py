@@ -11,19 +11,19 @@ answers substring and CJK queries, newest first.
 One statement chooses the hits and reads them with their sessions and their
 neighbours; a second runs only when a hit's session has a parent (lineage
 roots). Snippets are cut in Python from the rows read
-(:class:`hermes.kernel.store.snippets.Highlighter`), as on SQLite: ``ts_headline``
-would parse every hit's text again on the server.
+(:mod:`hermes.kernel.store.snippets`), as on SQLite, in time linear in the text
+however many matches it holds: ``ts_headline`` would parse every hit's text again
+on the server.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hermes.kernel.store import SearchHit
 from hermes.kernel.store.query import And, Not, QueryNode, Term, parse_query
 from hermes.kernel.store.search import CONTEXT_CHARS, build_hits
-from hermes.kernel.store.snippets import Highlighter
+from hermes.kernel.store.snippets import Highlighter, SubstringHighlighter
 from hermes.kernel.store.titles import escape_like
 
 __all__ = ["search"]
@@ -77,28 +77,6 @@ def _all_words_known(conn: Any, node: QueryNode) -> bool:
     params: list[Any] = []
     checks = ", ".join(f"EXISTS (SELECT 1 FROM messages WHERE tsv @@ {_tsquery(t, params)})" for t in _leaves(node))
     return all(conn.execute(f"SELECT {checks}", params, prepare=False).fetchone())
-
-
-def _first_term(node: QueryNode) -> str:
-    while not isinstance(node, Term):
-        node = node.keep if isinstance(node, Not) else node.parts[0]
-    return node.text
-
-
-def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
-    found = re.search(re.escape(needle), text, re.IGNORECASE)
-    if found is None:
-        return text[: width * 2]
-    start, end = max(0, found.start() - width), min(len(text), found.end() + width)
-    return (
-        ("…" if start else "")
-        + text[start : found.start()]
-        + "**"
-        + found.group(0)
-        + "**"
-        + text[found.end() : end]
-        + ("…" if end < len(text) else "")
-    )
 
 
 # The hits (ids with their sort key, chosen by the statement in ``{hits}``) read with
@@ -198,11 +176,9 @@ def search(
             f"SELECT m.id, 0::real AS r FROM messages m{join} WHERE {condition}{where} ORDER BY m.id DESC LIMIT %s"
         )
         found = _detail(conn, substrings, [*s_params, *filter_params, limit], context)
-        needle = _first_term(node)
-        rows = [
-            (*r[:6], _substring_snippet(" ".join(t or "" for t in r[7:10]).strip(), needle), *r[6:7], *r[10:])
-            for r in found
-        ]
+        # ILIKE finds terms of any length, so the highlighter looks for them all.
+        substring = SubstringHighlighter(node, shortest=1)
+        rows = [(*r[:6], substring.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
     else:
         return []
     if not rows:
