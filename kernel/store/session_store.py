@@ -550,10 +550,12 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         role: str | None = None,
         session_id: str | None = None,
         context: bool = True,
+        deadline: float | None = None,
     ) -> list[SearchHit]:
         """Messages matching ``query`` (any text; never raises on it). See :mod:`.search`."""
         return self._read(
             lambda c: search_messages(
-                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context
+                c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context,
+                deadline=deadline,
             )
         )

@@ -26,6 +26,7 @@ both with FTS5's own on generated text.
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from abc import ABC, abstractmethod
 from bisect import bisect_right
@@ -35,7 +36,7 @@ from typing import Any
 
 from .query import And, Not, QueryNode, Term
 
-__all__ = ["MAX_MATCHES", "MAX_RUN_CHARS", "SNIPPET_TOKENS", "Highlighter", "SubstringHighlighter"]
+__all__ = ["MAX_MATCHES", "MAX_RUN_CHARS", "PLAIN_SNIPPET_CHARS", "SNIPPET_TOKENS", "Highlighter", "SubstringHighlighter", "snippet_by"]
 
 SNIPPET_TOKENS = 12
 # Per term and column. A window holds at most one match of a term per token, so this
@@ -43,6 +44,8 @@ SNIPPET_TOKENS = 12
 MAX_MATCHES = 2_000
 # A token or a gap longer than this is shown as its two ends around "…".
 MAX_RUN_CHARS = 80
+# A snippet cut without looking for matches (past a search's deadline) is this long at most.
+PLAIN_SNIPPET_CHARS = 200
 # One group, so re.split returns [gap, token, gap, token, ..., gap] in one call.
 # Runs of runs (not one alternation per character): a third faster on long non-ASCII text.
 _SPLIT = re.compile(r"((?:[^\W_]+|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+)+)")
@@ -437,3 +440,13 @@ class SubstringHighlighter(Highlighter):
 
     def _column(self, text: str) -> _Column:
         return _Chars(text, self.shortest)
+
+
+def snippet_by(highlighter: Highlighter, texts: Sequence[str | None], deadline: float | None = None) -> str:
+    """The highlighter's snippet of a row, or, once ``time.monotonic()`` is past ``deadline``,
+    the start of its first non-empty column, unmarked: a search out of time still names its
+    hits without reading them through."""
+    if deadline is None or time.monotonic() < deadline:
+        return highlighter.snippet(texts)
+    text = next((t for t in texts if t), "")
+    return text if len(text) <= PLAIN_SNIPPET_CHARS else text[:PLAIN_SNIPPET_CHARS] + "…"

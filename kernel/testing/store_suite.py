@@ -19,6 +19,7 @@ docs/session-stores.md.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -471,6 +472,14 @@ class SessionStoreConformance:
         assert "**error**" in hits[lone] and "…" in hits[lone].replace("**", "")
         [sub] = store.search("rror ok")  # a substring: the trigram, LIKE or ILIKE path
         assert sub.message_id == big and len(sub.snippet) < 500
+
+    def test_a_deadline_stops_the_search_with_what_it_found(self, store: SessionStore) -> None:
+        seed_search_corpus(store)
+        later = store.search("tokens", deadline=time.monotonic() + 600)
+        assert [h.snippet for h in later] == [h.snippet for h in store.search("tokens")] and len(later) == 2
+        for query in ("tokens", "factorin", "va"):  # words, substrings, short substrings
+            past = store.search(query, deadline=time.monotonic() - 1)
+            assert isinstance(past, list) and all("**" not in h.snippet for h in past), query  # not highlighted
 
     def test_hits_resolve_to_the_lineage_root(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)

@@ -18,12 +18,13 @@ on the server.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hermes.kernel.store import SearchHit
 from hermes.kernel.store.query import And, Not, QueryNode, Term, parse_query
 from hermes.kernel.store.search import CONTEXT_CHARS, build_hits
-from hermes.kernel.store.snippets import Highlighter, SubstringHighlighter
+from hermes.kernel.store.snippets import Highlighter, SubstringHighlighter, snippet_by
 from hermes.kernel.store.titles import escape_like
 
 __all__ = ["search"]
@@ -126,7 +127,7 @@ ORDER BY up.start, up.depth DESC
 """
 
 
-def _detail(conn: Any, hits: str, params: list[Any], context: bool) -> list[tuple[Any, ...]]:
+def _detail(conn: Any, hits: str, params: list[Any], context: bool, deadline: float | None) -> list[tuple[Any, ...]]:
     sql = _DETAIL.format(
         hits=hits,
         neighbour_columns=_NEIGHBOUR_COLUMNS if context else "",
@@ -134,7 +135,22 @@ def _detail(conn: Any, hits: str, params: list[Any], context: bool) -> list[tupl
     )
     # Never prepared: how many rows match swings from none to millions with the words,
     # so the statement is planned for its own values each time.
-    return conn.execute(sql, params, prepare=False).fetchall()
+    if deadline is None:
+        return conn.execute(sql, params, prepare=False).fetchall()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return []
+    from psycopg import errors
+
+    # The server cancels the statement at the deadline: one statement finds every hit, so
+    # then there are none yet. Set and reset on this pooled connection only when asked.
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", [f"{max(1, int(left * 1000))}ms"])
+    try:
+        return conn.execute(sql, params, prepare=False).fetchall()
+    except errors.QueryCanceled:
+        return []
+    finally:
+        conn.execute("RESET statement_timeout")
 
 
 def search(
@@ -147,9 +163,12 @@ def search(
     role: str | None,
     session_id: str | None,
     context: bool,
+    deadline: float | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query``; ``conn`` is a psycopg connection (autocommit is fine:
-    the hits and their details come from one statement, so from one snapshot)."""
+    the hits and their details come from one statement, so from one snapshot). Past
+    ``deadline`` (``time.monotonic()``) the statement is cancelled, and hits not yet
+    highlighted keep a plain snippet."""
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
     limit = max(1, min(int(limit), 1_000))
@@ -165,20 +184,20 @@ def search(
         f"SELECT m.id, {rank} AS r FROM (SELECT {tsquery} AS q) q, messages m{join} "
         f"WHERE m.tsv @@ q.q{where} ORDER BY r DESC, m.id DESC LIMIT %s"
     )
-    found = _detail(conn, words, [*q_params, *filter_params, limit], context)
+    found = _detail(conn, words, [*q_params, *filter_params, limit], context, deadline)
     if found:
         highlighter = Highlighter(node)
-        rows = [(*r[:6], highlighter.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
-    elif not _all_words_known(conn, node):
+        rows = [(*r[:6], snippet_by(highlighter, r[7:10], deadline), *r[6:7], *r[10:]) for r in found]
+    elif (deadline is None or time.monotonic() < deadline) and not _all_words_known(conn, node):
         s_params: list[Any] = []
         condition = _substring(node, s_params)
         substrings = (
             f"SELECT m.id, 0::real AS r FROM messages m{join} WHERE {condition}{where} ORDER BY m.id DESC LIMIT %s"
         )
-        found = _detail(conn, substrings, [*s_params, *filter_params, limit], context)
+        found = _detail(conn, substrings, [*s_params, *filter_params, limit], context, deadline)
         # ILIKE finds terms of any length, so the highlighter looks for them all.
         substring = SubstringHighlighter(node, shortest=1)
-        rows = [(*r[:6], substring.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
+        rows = [(*r[:6], snippet_by(substring, r[7:10], deadline), *r[6:7], *r[10:]) for r in found]
     else:
         return []
     if not rows:
