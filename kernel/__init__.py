@@ -17,6 +17,7 @@ __all__ = [
     "CARRY_OVER_KEY",
     "Agent",
     "AgentEvent",
+    "ArgumentsError",
     "CanonicalUsage",
     "ClassifiedError",
     "Config",
@@ -65,6 +66,7 @@ __all__ = [
     "atomic_write",
     "classify_exception",
     "compute_cost",
+    "decode_arguments",
     "estimate_tokens",
     "hookimpl",
     "hookspec",
@@ -83,6 +85,7 @@ _LAZY = {
     **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
+    **dict.fromkeys(["ArgumentsError", "decode_arguments"], ".arguments"),
     "IterationBudget": ".budget",
     "ContextEngine": ".context_engine",
     "estimate_tokens": ".context_engine",
@@ -107,6 +110,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, ModelRoute
+    from .arguments import ArgumentsError, decode_arguments
     from .budget import IterationBudget
     from .context_engine import ContextEngine, estimate_tokens
     from .memory import MemoryManager

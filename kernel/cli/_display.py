@@ -20,12 +20,12 @@ _HOLD_CHARS = 160
 
 def short_arguments(arguments: str, limit: int = 80) -> str:
     """The tool arguments as one short line."""
-    import json
+    from ..arguments import decode_arguments
 
     try:
-        data = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        data = arguments
+        data = decode_arguments(arguments)
+    except ValueError:  # too deep, too long or not JSON: the text itself, cut below
+        data = arguments[: limit * 4]
     if isinstance(data, dict):
         text = ", ".join(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in data.items())
     else:
