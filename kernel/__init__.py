@@ -9,7 +9,7 @@ from ._version import __version__
 from .config import Config, load_config
 from .config_schema import ConfigKey
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
-from .home import HermesHome, active_home, atomic_write, resolve_home
+from .home import HermesHome, active_home, atomic_write, file_lock, lock_file_for, resolve_home
 from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
 
@@ -68,9 +68,11 @@ __all__ = [
     "compute_cost",
     "decode_arguments",
     "estimate_tokens",
+    "file_lock",
     "hookimpl",
     "hookspec",
     "load_config",
+    "lock_file_for",
     "normalize_anthropic_usage",
     "normalize_openai_usage",
     "open_model_client",
