@@ -48,10 +48,12 @@ def test_two_env_sets_at_once_both_land_every_round(hermes_home: Path) -> None:
 
 
 def test_two_auth_adds_at_once_both_land_every_round(hermes_home: Path) -> None:
-    for n in range(ROUNDS // 2):
-        _together(*(("auth", "add", "openai", "--key", f"sk-round{n}-{side}-0123456789abcdef", "--label", f"r{n}{side}") for side in "ab"))
+    # No --label: each is named after the keys already stored, counted under the same lock.
+    for n in range(ROUNDS):
+        _together(*(("auth", "add", "openai", "--key", f"sk-round{n}-{side}-0123456789abcdef") for side in "ab"))
     stored = json.loads((hermes_home / "auth.json").read_text())["credentials"]["openai"]
-    assert sorted(c["label"] for c in stored) == sorted(f"r{n}{side}" for n in range(ROUNDS // 2) for side in "ab")
+    assert sorted(c["key"] for c in stored) == sorted(f"sk-round{n}-{side}-0123456789abcdef" for n in range(ROUNDS) for side in "ab")
+    assert sorted(c["label"] for c in stored) == sorted(f"key-{i}" for i in range(1, 2 * ROUNDS + 1))
 
 
 def test_config_set_reads_the_file_under_the_lock(hermes_home: Path) -> None:
