@@ -417,15 +417,17 @@ def _huge_texts(chars: int) -> dict[str, tuple[str, str]]:
     }
 
 
-def huge_message(runs: int, chars: int = 1_000_000) -> dict[str, Any]:
+def huge_message(runs: int, chars: int = 1_000_000, open_store: Any = None) -> dict[str, Any]:
     """Search p50 over one stored message of ``chars`` characters matched throughout (target:
-    <= 1 s at a million): the snippet is all the work, so this times its cut."""
+    <= 1 s at a million): the snippet is all the work, so this times its cut. ``open_store()``
+    gives a fresh, empty store per case (default: SQLite in a temporary folder)."""
     from hermes.kernel.store import SessionStore
 
     out: dict[str, Any] = {"chars": chars, "runs": runs, "target_ms": HUGE_MESSAGE_TARGET_MS}
     with tempfile.TemporaryDirectory() as tmp:
-        for n, (name, (text, query)) in enumerate(_huge_texts(chars).items()):
-            with SessionStore(Path(tmp) / f"huge-{n}.db") as store:
+        fresh = open_store or (lambda: SessionStore(Path(tmp) / f"huge-{len(out)}.db"))
+        for name, (text, query) in _huge_texts(chars).items():
+            with fresh() as store:
                 sid = store.create_session()
                 store.append_message(sid, {"role": "tool", "tool_call_id": "c1", "tool_name": "terminal", "content": text})
                 times, hits = [], []
