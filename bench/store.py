@@ -12,7 +12,10 @@ same schema, indexes and triggers:
 * search on 1,000,000 messages: p50 (target <= 1.0 x raw, which ranks with
   BM25 over every match, builds snippets in the same statement and reads
   context with one statement per hit: 21 statements), and ``OR`` / phrase /
-  prefix queries returning the same rows as raw FTS5 given the same text.
+  prefix queries returning the same rows as raw FTS5 given the same text;
+* search over one message of a million characters matched throughout (a log,
+  one line of words, of substrings, one without spaces): p50 (target <= 1 s;
+  FTS5's snippet() costs the square of the matches: over 10 minutes).
 
 ``python -m bench store --backend postgresql`` runs :mod:`bench.store_pg`.
 Big files are built once with bulk inserts and cached in bench/results/.
@@ -49,6 +52,7 @@ MID_MESSAGES = 200_000
 WORST_APPEND_TARGET_MS = 100.0
 LOAD_RATIO_TARGET = 1.1
 SEARCH_RATIO_TARGET = 1.0
+HUGE_MESSAGE_TARGET_MS = 1000.0
 _INSERT = (
     "INSERT INTO messages (session_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, "
     "reasoning, finish_reason, token_count, timestamp, tool_args) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -395,6 +399,54 @@ def _search_big(queries: int) -> dict[str, Any]:
     return out
 
 
+# -- one huge message -------------------------------------------------------------------
+
+
+def _huge_texts(chars: int) -> dict[str, tuple[str, str]]:
+    """``{case: (message, query)}``: the shapes that made snippets quadratic (issue 27)."""
+    lines, at = [], 0
+    while at < chars * 2 // 5:  # a 400 KB log (at 1M): one 'error' line in 20 characters
+        line = f"E{len(lines):05d} error, step {len(lines) % 97}"[:19]
+        lines.append(line)
+        at += len(line) + 1
+    return {
+        "log, a match a line": ("\n".join(lines), "error"),
+        "one line, words": (("error ok " * (chars // 9 + 1))[:chars], "error"),
+        "one line, substring": (("xerrorx " * (chars // 8 + 1))[:chars], "rror"),
+        "one line, no spaces": ("error" + "a" * (chars - 10) + "error", "error"),
+    }
+
+
+def huge_message(runs: int, chars: int = 1_000_000, open_store: Any = None) -> dict[str, Any]:
+    """Search p50 over one stored message of ``chars`` characters matched throughout (target:
+    <= 1 s at a million): the snippet is all the work, so this times its cut. ``open_store()``
+    gives a fresh, empty store per case (default: SQLite in a temporary folder)."""
+    from hermes.kernel.store import SessionStore
+
+    out: dict[str, Any] = {"chars": chars, "runs": runs, "target_ms": HUGE_MESSAGE_TARGET_MS}
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = open_store or (lambda: SessionStore(Path(tmp) / f"huge-{len(out)}.db"))
+        for name, (text, query) in _huge_texts(chars).items():
+            with fresh() as store:
+                sid = store.create_session()
+                store.append_message(sid, {"role": "tool", "tool_call_id": "c1", "tool_name": "terminal", "content": text})
+                times, hits = [], []
+                for _ in range(runs):
+                    start = time.perf_counter()
+                    hits = store.search(query)
+                    times.append((time.perf_counter() - start) * 1000)
+            snippet = hits[0].snippet if hits else ""
+            out[name] = {
+                "message_chars": len(text),
+                "matches": text.count(query),
+                "p50_ms": round(statistics.median(times), 1),
+                "hits": len(hits),
+                "snippet_chars": len(snippet),
+                "highlighted": f"**{query}**" in snippet,
+            }
+    return out
+
+
 # -- loading a long session ------------------------------------------------------------
 
 
@@ -479,6 +531,7 @@ def run(runs: int | None = None, backend: str = "sqlite") -> dict[str, Any]:
     }
     result["load_10k_session"] = _load_session(10_000, runs)
     result["search_1m"] = _search_big(200)
+    result["huge_message"] = huge_message(runs)
     _print(result)
     return result
 
@@ -506,3 +559,12 @@ def _print(result: dict[str, Any]) -> None:
             print(f"    {name:<20} store {r['store_p50_ms']:>7.2f} ms  {raw}{ratio}")
     for label, r in s["semantics"].items():
         print(f"    {label:<7} {r['query']!r}: {r['rows']} rows, same as FTS5: {r['same_rows_as_fts5']}")
+    _print_huge(result["huge_message"])
+
+
+def _print_huge(h: dict[str, Any]) -> None:
+    print(f"  search over one huge message, p50 of {h['runs']} (target <= {h['target_ms']:.0f} ms):")
+    for name, r in h.items():
+        if isinstance(r, dict):
+            print(f"    {name:<21} {r['message_chars']:>9,} chars, {r['matches']:>7,} matches: {r['p50_ms']:>7.1f} ms"
+                  f"  snippet {r['snippet_chars']} chars, highlighted: {r['highlighted']}")  # fmt: skip

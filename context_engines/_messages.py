@@ -7,10 +7,10 @@ shape: ``role``, ``content`` as text or parts, ``tool_calls``,
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from hermes.kernel import decode_arguments
 from hermes.kernel.context_engine import estimate_tokens
 
 __all__ = [
@@ -65,8 +65,8 @@ def call_name(call: dict[str, Any]) -> str:
 def call_arguments(call: dict[str, Any]) -> dict[str, Any]:
     raw = (call.get("function") or {}).get("arguments")
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
+        parsed = decode_arguments(raw) if isinstance(raw, str) else raw
+    except ValueError:  # not JSON, too deep or too long
         return {}
     return parsed if isinstance(parsed, dict) else {}
 

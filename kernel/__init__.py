@@ -9,7 +9,7 @@ from ._version import __version__
 from .config import Config, load_config
 from .config_schema import ConfigKey
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
-from .home import HermesHome, active_home, atomic_write, resolve_home
+from .home import HermesHome, active_home, atomic_write, file_lock, lock_file_for, resolve_home
 from .hookspecs import hookimpl, hookspec
 from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
 
@@ -17,6 +17,7 @@ __all__ = [
     "CARRY_OVER_KEY",
     "Agent",
     "AgentEvent",
+    "ArgumentsError",
     "CanonicalUsage",
     "ClassifiedError",
     "Config",
@@ -67,10 +68,13 @@ __all__ = [
     "atomic_write",
     "classify_exception",
     "compute_cost",
+    "decode_arguments",
     "estimate_tokens",
+    "file_lock",
     "hookimpl",
     "hookspec",
     "load_config",
+    "lock_file_for",
     "normalize_anthropic_usage",
     "normalize_openai_usage",
     "open_model_client",
@@ -87,6 +91,7 @@ _LAZY = {
     **dict.fromkeys(["CanonicalUsage", "CostResult"], ".usage"),
     **dict.fromkeys(["ToolCall", "ToolRegistry", "ToolResult"], ".tool_registry"),
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
+    **dict.fromkeys(["ArgumentsError", "decode_arguments"], ".arguments"),
     "IterationBudget": ".budget",
     "ContextEngine": ".context_engine",
     "estimate_tokens": ".context_engine",
@@ -111,6 +116,7 @@ _LAZY = {
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentEvent, ModelRoute
+    from .arguments import ArgumentsError, decode_arguments
     from .budget import IterationBudget
     from .context_engine import ContextEngine, estimate_tokens
     from .memory import MemoryManager

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config_schema import CONFIG_VERSION, SCHEMA, ConfigSchema, defaults_from
 from .errors import ConfigError
-from .home import HermesHome, atomic_write
+from .home import HermesHome, atomic_write, file_lock, lock_file_for
 
 if TYPE_CHECKING:
     from hermes.compat.hermes.config_map import Translation
@@ -364,7 +364,8 @@ def _hermes_origin(translation: Translation | None, leaf: str) -> str | None:
 
 
 def set_config_value(path: Path, key: str, value: Any) -> None:
-    """Set dotted ``key`` in the ``config.yaml`` at ``path``, written atomically.
+    """Set dotted ``key`` in the ``config.yaml`` at ``path``: read, changed and replaced
+    atomically under the file's lock (:func:`.home.file_lock`), so concurrent writers all land.
 
     A file shared with Hermes Agent (keys outside the kernel's schema) is
     edited in place: only that key's line changes, every other byte, comment
@@ -374,40 +375,42 @@ def set_config_value(path: Path, key: str, value: Any) -> None:
 
     from .config_migrations import migrate_file
 
-    data = read_config_file(path)
-    if data and is_foreign(data, ConfigSchema.build()):
-        import stat
+    with file_lock(lock_file_for(path)):  # read, change, replace: another writer waits its turn
+        data = read_config_file(path)
+        if data and is_foreign(data, ConfigSchema.build()):
+            import stat
 
-        from hermes.compat.hermes.config_edit import set_in_text  # deferred: only shared files need it
+            from hermes.compat.hermes.config_edit import set_in_text  # deferred: only shared files need it
 
-        text = _read_text(path) or ""
-        atomic_write(path, set_in_text(text, key, value), mode=stat.S_IMODE(path.stat().st_mode))
-        return
-    data = migrate_file(path, data)[0] if path.exists() else {"config_version": CONFIG_VERSION}
-    _set_dotted(data, key, value)
-    atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+            text = _read_text(path) or ""
+            atomic_write(path, set_in_text(text, key, value), mode=stat.S_IMODE(path.stat().st_mode))
+            return
+        data = migrate_file(path, data)[0] if path.exists() else {"config_version": CONFIG_VERSION}
+        _set_dotted(data, key, value)
+        atomic_write(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
 def set_dotenv_value(path: Path, key: str, value: str) -> None:
-    """Set ``KEY=value`` in ``.env`` (mode 0600, atomic), keeping other lines."""
+    """Set ``KEY=value`` in ``.env`` (mode 0600, atomic, under its lock), keeping other lines."""
     if not is_env_key(key):
         raise ConfigError(f"invalid environment name {key!r}: use A-Z, 0-9 and _")
     if "\n" in value or "\r" in value:
         raise ConfigError(f"the value for {key} must be a single line")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        lines = []
     quoted = value if re.fullmatch(r"[A-Za-z0-9_./:@+-]*", value) else _quote(value)
     new_line = f"{key}={quoted}"
-    for index, line in enumerate(lines):
-        match = _DOTENV_LINE.match(line)
-        if match and match.group(1) == key:
-            lines[index] = new_line
-            break
-    else:
-        lines.append(new_line)
-    atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
+    with file_lock(lock_file_for(path)):  # read, change, replace: another writer waits its turn
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            lines = []
+        for index, line in enumerate(lines):
+            match = _DOTENV_LINE.match(line)
+            if match and match.group(1) == key:
+                lines[index] = new_line
+                break
+        else:
+            lines.append(new_line)
+        atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
 
 
 def _quote(value: str) -> str:

@@ -83,6 +83,17 @@ def migrate_data(data: dict[str, Any], path: Path | str = "config.yaml") -> tupl
     return upgraded, start
 
 
+def _reread(path: Path, read: dict[str, Any]) -> dict[str, Any]:
+    """The file's mapping as it is now, or ``read`` (what the caller read) if it cannot be parsed."""
+    import yaml
+
+    try:
+        now = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return read
+    return now if isinstance(now, dict) else read
+
+
 def migrate_file(path: Path, data: dict[str, Any], *, write: bool = True) -> tuple[dict[str, Any], Path | None]:
     """Upgrade the file at ``path`` whose mapping is ``data``; returns (upgraded, backup path or None).
 
@@ -94,13 +105,18 @@ def migrate_file(path: Path, data: dict[str, Any], *, write: bool = True) -> tup
         return upgraded, None
     import yaml
 
-    from .home import atomic_write
+    from .home import atomic_write, file_lock, lock_file_for
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     backup = path.with_name(f"{path.name}.v{start}-{stamp}.bak")
     try:
-        shutil.copy2(path, backup)
-        atomic_write(path, yaml.safe_dump(upgraded, sort_keys=False, allow_unicode=True))
+        with file_lock(lock_file_for(path)):
+            # Upgrade what the file holds now: a `config set` since ``data`` was read must not be lost.
+            upgraded, start = migrate_data(_reread(path, data), path)
+            if start == CONFIG_VERSION:
+                return upgraded, None  # another process upgraded it meanwhile
+            shutil.copy2(path, backup)
+            atomic_write(path, yaml.safe_dump(upgraded, sort_keys=False, allow_unicode=True))
     except OSError as exc:
         log.debug("config migration not written (%s); using it in memory", exc)
         return upgraded, None

@@ -9,9 +9,12 @@ root itself. The active profile comes from ``-p/--profile``, then
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +25,9 @@ __all__ = [
     "HermesHome",
     "active_home",
     "atomic_write",
+    "file_lock",
     "hermes_root",
+    "lock_file_for",
     "read_active_profile",
     "resolve_home",
     "set_active_home",
@@ -219,3 +224,50 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def lock_file_for(path: Path) -> Path:
+    """The side file whose lock guards ``path``: ``.NAME.lock`` beside it (``.env.lock`` for ``.env``)."""
+    return path.with_name(f".{path.name.lstrip('.')}.lock")
+
+
+# One re-entrant lock per lock file in this process, and the descriptor that holds its
+# flock while some thread is inside: flock locks belong to an open file, so a second
+# open by the thread already holding it would wait for itself.
+_THREAD_LOCKS: dict[str, threading.RLock] = {}
+_HELD: dict[str, int] = {}
+_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def file_lock(lock: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the side file ``lock`` against other threads and processes.
+
+    For a read-modify-write of a file that :func:`atomic_write` replaces: the lock is on a
+    side file (created 0600), never on the data file, whose inode each write swaps out.
+    Re-entrant in a thread, so an update may call another that takes the same lock.
+    Without ``fcntl`` (not POSIX) only threads are excluded; the writes stay atomic.
+    """
+    key = os.path.abspath(lock)
+    with _GUARD:
+        thread_lock = _THREAD_LOCKS.setdefault(key, threading.RLock())
+    with thread_lock:
+        if key in _HELD:  # this thread holds it already
+            yield
+            return
+        try:
+            import fcntl
+        except ImportError:
+            fcntl = None  # type: ignore[assignment]
+        lock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            _HELD[key] = fd
+            try:
+                yield
+            finally:
+                del _HELD[key]
+        finally:
+            os.close(fd)  # closing the last descriptor of the open file releases its flock

@@ -1,8 +1,9 @@
 """The tools of one agent: loading by toolset, dispatch, and safe parallel batches.
 
 Nothing a model sends can crash a turn here: an unknown tool, arguments that
-are not a JSON object, or a handler that raises all become an error result
-the model reads on its next step.
+are not a JSON object (or are too long or nested too deep, :mod:`.arguments`),
+or a handler that raises all become an error result the model reads on its
+next step.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .arguments import ArgumentsError, decode_arguments
 from .tools import Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
 
 if TYPE_CHECKING:
@@ -218,12 +220,9 @@ class ToolRegistry:
                 f"unknown tool {call.name!r}; available tools: {', '.join(self._all()) or 'none'}"
             )
         try:
-            args = json.loads(call.arguments) if call.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return error(
-                f"the arguments for {call.name} are not valid JSON ({exc.msg} at position {exc.pos}); "
-                "send a single JSON object"
-            )
+            args = decode_arguments(call.arguments)
+        except ArgumentsError as exc:
+            return error(f"the arguments for {call.name} {exc}; send a single JSON object")
         if not isinstance(args, dict):
             return error(f"the arguments for {call.name} must be a JSON object, not {type(args).__name__}")
         try:
@@ -251,8 +250,8 @@ class ToolRegistry:
 def _paths(call: ToolCall, tool: Tool, cwd: Path) -> list[Path] | None:
     """Resolved paths a path tool touches, or None when they cannot be told."""
     try:
-        args = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
+        args = decode_arguments(call.arguments)
+    except ArgumentsError:
         return None
     if not isinstance(args, dict):
         return None

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermes.kernel import (
+    ArgumentsError,
     ModelProvider,
     ModelRequest,
     ModelResponse,
@@ -22,6 +23,7 @@ from hermes.kernel import (
     StreamDelta,
     StreamItem,
     classify_exception,
+    decode_arguments,
     normalize_anthropic_usage,
 )
 
@@ -69,8 +71,8 @@ def _assistant_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
         function = call.get("function", {})
         raw = function.get("arguments") or "{}"
         try:
-            args = json.loads(raw) if isinstance(raw, str) else dict(raw)
-        except ValueError:
+            args = decode_arguments(raw) if isinstance(raw, str) else dict(raw)
+        except ValueError:  # not JSON, too deep or too long
             args = {"_raw_arguments": raw}  # keep what the model wrote rather than fail the request
         if not isinstance(args, dict):
             args = {"value": args}
@@ -255,11 +257,14 @@ class AnthropicProvider(ModelProvider):
             raise ProviderError("stream_incomplete", "the stream ended before the model finished its answer",
                                 provider=self.name)
         for index, parts in partial_json.items():
+            raw = "".join(parts)
             try:
-                blocks[index]["input"] = json.loads("".join(parts) or "{}")
-            except ValueError:
-                raise ProviderError("format_error", "a streamed tool call has invalid JSON arguments",
-                                    provider=self.name, retryable=True) from None
+                blocks[index]["input"] = decode_arguments(raw)
+            except ArgumentsError as exc:
+                if exc.reason == "json":
+                    raise ProviderError("format_error", "a streamed tool call has invalid JSON arguments",
+                                        provider=self.name, retryable=True) from None
+                blocks[index]["raw_input"] = raw  # too deep or too long: the registry answers the call
         yield self._build([blocks[i] for i in sorted(blocks)], stop, usage, model, response_id)
 
     def _build(self, blocks: list[dict[str, Any]], stop: str | None, usage: Any, model: str,
@@ -278,7 +283,7 @@ class AnthropicProvider(ModelProvider):
             elif kind == "tool_use":
                 calls.append({"id": block.get("id", ""), "type": "function",
                               "function": {"name": block.get("name", ""),
-                                           "arguments": json.dumps(block.get("input") or {})}})
+                                           "arguments": block.get("raw_input") or json.dumps(block.get("input") or {})}})
         finish = _FINISH.get(stop or "end_turn", "stop")
         content = "".join(text)
         # An empty completion is returned, not raised (ModelResponse.is_empty): the loop decides.

@@ -10,17 +10,32 @@ sees that tenant's sessions only: the store filters the search, a session named
 by id must be one of them (another tenant's id is "not found", word for word as a
 missing one), and any hit or lineage root the store returns from outside the
 tenant is dropped before anything of it is shown.
+
+A search has a time budget (``sessions.search_time_budget``): the store is
+given it as a deadline and returns the hits found by then, and the tool waits
+no longer than the budget and a short grace for a store that cannot stop. The
+result then says it is incomplete (``complete: false`` and a note).
 """
 
 from __future__ import annotations
 
+import inspect
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from hermes.kernel import TENANT_SERVICE, Tool, ToolContext, ToolError
 
-__all__ = ["TOOLS", "session_search", "session_search_tool"]
+__all__ = ["DEFAULT_TIME_BUDGET", "TOOLS", "session_search", "session_search_tool"]
 
 MAX_LIMIT = 50
+DEFAULT_TIME_BUDGET = 10.0
+# How long past the deadline to wait for a store to hand over what it found.
+_GRACE_S = 1.0
 
 PARAMETERS: dict[str, Any] = {
     "type": "object",
@@ -104,6 +119,75 @@ def _search(store: Any, query: str, tenant: str | None, session_id: str | None, 
     return kept
 
 
+class _SearchThread:
+    """One daemon thread that runs searches, so a search the tool stopped waiting for
+    finishes (or stops at its deadline) beside the turn, never holds up the process's
+    exit, and one thread keeps reusing its store's reader connection."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._guard = threading.Lock()
+
+    def submit(self, job: Callable[[], Any]) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((job, future))
+        with self._guard:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="session-search", daemon=True)
+                self._thread.start()
+        return future
+
+    def _run(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            try:
+                future.set_result(job())
+            except BaseException as exc:  # handed to the caller, whatever it is
+                future.set_exception(exc)
+
+
+_WORKER = _SearchThread()
+
+
+def _budget(ctx: ToolContext) -> float:
+    value = ctx.config.get("sessions.search_time_budget", DEFAULT_TIME_BUDGET) if ctx.config is not None else None
+    try:
+        return max(0.1, float(value)) if value is not None else DEFAULT_TIME_BUDGET
+    except (TypeError, ValueError):
+        return DEFAULT_TIME_BUDGET
+
+
+def _takes_deadline(store: Any) -> bool:
+    """Whether the store's search accepts ``deadline`` (a third party's may predate it)."""
+    try:
+        return "deadline" in inspect.signature(store.search).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _timed_search(store: Any, owned: bool, query: str, options: dict[str, Any], budget: float,
+                  tenant: str | None = None, session_id: str | None = None) -> tuple[list[Any], bool]:  # fmt: skip
+    """``(hits, complete)``: the hits the store found within ``budget`` seconds (inside ``tenant``)."""
+    deadline = time.monotonic() + budget
+    if _takes_deadline(store):
+        options = {**options, "deadline": deadline}
+
+    def job() -> tuple[list[Any], float]:
+        try:
+            return _search(store, query, tenant, session_id, **options), time.monotonic()
+        finally:
+            if owned:
+                store.close()
+
+    future = _WORKER.submit(job)
+    try:
+        hits, finished = future.result(timeout=budget + _GRACE_S)
+    except FutureTimeout:
+        return [], False  # still running: it closes its own store when it ends
+    return hits, finished <= deadline
+
+
 def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """Handler: search stored sessions (the tenant's, when there is one) and group the hits by conversation."""
     query = args.get("query")
@@ -118,14 +202,11 @@ def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     tenant = (ctx.services or {}).get(TENANT_SERVICE)
     from hermes.kernel.redact import redact_data, redact_snippet
 
+    budget = _budget(ctx)
     store, owned = _open_store(ctx)
-    try:
-        # Ask for a few more, since the current session's hits may be dropped.
-        hits = _search(store, query, tenant, session_id, limit=limit + 20, sort=sort, role=args.get("role") or None,
-                       source=args.get("source") or None)  # fmt: skip
-    finally:
-        if owned:
-            store.close()
+    # Ask for a few more, since the current session's hits may be dropped.
+    options = {"limit": limit + 20, "sort": sort, "role": args.get("role") or None, "source": args.get("source") or None}
+    hits, complete = _timed_search(store, owned, query, options, budget, tenant, session_id)
     conversations: dict[str, dict[str, Any]] = {}
     count = 0
     for hit in hits:
@@ -147,8 +228,14 @@ def session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                 "after": hit.after,
             }
         )
+    result: dict[str, Any] = {"query": query, "total_hits": count, "complete": complete, "conversations": list(conversations.values())}
+    if not complete:
+        result["note"] = (
+            f"the search ran past its time budget of {budget:g} s (sessions.search_time_budget); these are the hits "
+            "found by then, some with a plain snippet. More words, a role or a source make it faster."
+        )
     # Sessions stored before redaction (or with it off) must not leak back through a search.
-    return redact_data({"query": query, "total_hits": count, "conversations": list(conversations.values())})
+    return redact_data(result)
 
 
 session_search_tool = Tool(

@@ -70,3 +70,16 @@ def test_hermes_home_benchmark_imports_everything_and_compares_the_list() -> Non
     assert result["sessions"] == 40 and result["messages"] == 160
     assert result["import_s"] > 0 and result["reimport_s"] > 0
     assert result["list_ratio"] == round(result["list_imported_ms"] / result["list_native_ms"], 3)
+
+
+def test_store_benchmark_searches_one_huge_message_of_each_shape() -> None:
+    from bench import store
+
+    result = store.huge_message(runs=1, chars=20_000)
+    assert result["chars"] == 20_000 and result["target_ms"] == store.HUGE_MESSAGE_TARGET_MS == 1000.0
+    cases = {name: r for name, r in result.items() if isinstance(r, dict)}
+    assert set(cases) == {"log, a match a line", "one line, words", "one line, substring", "one line, no spaces"}
+    for name, case in cases.items():
+        assert case["hits"] == 1 and case["highlighted"] and case["p50_ms"] > 0, name
+        assert 0 < case["snippet_chars"] < 200 and case["matches"] >= 2, name
+    assert cases["one line, words"]["message_chars"] == 20_000 and cases["one line, words"]["matches"] == 2_222

@@ -15,19 +15,16 @@ cheap check (``hermes.kernel.credentials.sources``) found Hermes Agent's layout.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from hermes.kernel.errors import HermesError
-from hermes.kernel.home import atomic_write
+from hermes.kernel.home import atomic_write, file_lock
 
 __all__ = [
     "KNOWN_VERSION",
@@ -227,18 +224,6 @@ def hermes_strategy(provider: str, strategies: Any) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _hermes_lock(path: Path) -> Iterator[None]:
-    # Hermes Agent serialises its auth.json writes with flock on auth.lock beside it; take the same lock.
-    fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
-
-
 def remove_hermes_keys(path: Path, pool: str, ids: list[str]) -> int:
     """Delete the entries ``ids`` of ``credential_pool.<pool>`` from Hermes Agent's file.
 
@@ -246,7 +231,8 @@ def remove_hermes_keys(path: Path, pool: str, ids: list[str]) -> int:
     Hermes Agent's own lock, re-read, change just that list, write atomically
     with mode 0600; returns how many entries went.
     """
-    with _hermes_lock(path):
+    # Hermes Agent serialises its auth.json writes with flock on auth.lock beside it; take the same lock.
+    with file_lock(path.with_suffix(".lock")):
         try:
             data = json.loads(path.read_bytes().decode("utf-8"))
         except (OSError, ValueError) as exc:

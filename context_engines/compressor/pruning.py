@@ -19,6 +19,8 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from hermes.kernel import decode_arguments
+
 from .._messages import call_arguments, call_name, strip_images, text_of
 
 __all__ = ["DEDUPE_MIN_CHARS", "MAX_ARGUMENT_CHARS", "describe_result", "prune", "shrink_arguments"]
@@ -76,8 +78,8 @@ def shrink_arguments(arguments: str) -> str:
     if len(arguments) <= MAX_ARGUMENT_CHARS:
         return arguments
     try:
-        parsed = json.loads(arguments)
-    except ValueError:
+        parsed = decode_arguments(arguments)
+    except ValueError:  # not JSON, too deep or too long: kept as a cut string
         parsed = None
     if not isinstance(parsed, dict):
         return json.dumps({"_shrunk": arguments[:_VALUE_KEEP] + "…"}, ensure_ascii=False)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..arguments import decode_arguments
 from ..config import Config
 from ..home import HermesHome
 from ..host import PluginHost
@@ -43,7 +43,7 @@ _SKILL_WRITES = {"create", "edit", "patch", "delete", "write_file", "remove_file
 
 def _action(call: ToolCall) -> str:
     try:
-        args = json.loads(call.arguments or "{}")
+        args = decode_arguments(call.arguments)
     except ValueError:
         return ""
     return str(args.get("action", "")) if isinstance(args, dict) else ""

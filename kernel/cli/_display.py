@@ -20,12 +20,12 @@ _HOLD_CHARS = 160
 
 def short_arguments(arguments: str, limit: int = 80) -> str:
     """The tool arguments as one short line, redacted before it is cut (a cut secret is no longer recognised)."""
-    import json
+    from ..arguments import decode_arguments
 
     try:
-        data = json.loads(arguments) if arguments.strip() else {}
-    except (ValueError, RecursionError):  # malformed or absurdly nested: shown as the raw text
-        data = arguments
+        data = decode_arguments(arguments)
+    except ValueError:  # too deep, too long or not JSON: the text itself, cut below
+        data = arguments[:4096]  # far past what is shown, so a secret is whole when it is redacted
     if isinstance(data, dict):
         text = ", ".join(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in data.items())
     else:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from ..errors import HermesError, PluginNotFoundError
+from ..home import file_lock
 from ..redact import mask_secret
 from ._state import AppState, JsonOption, print_json, print_table, report, state
 
@@ -95,9 +96,9 @@ def add(
                {"provider": provider, "label": twin.label, "key": twin.masked, "file": str(pool.store.path),
                 "restored": True})
         return
-    stored = pool.store.keys(provider)
-    name = label or f"key-{len(stored) + 1}"
-    pool.store.add(provider, secret, name, time.time())
+    with file_lock(pool.store.lock_path):  # the count that names the key is the one it joins
+        name = label or f"key-{len(pool.store.keys(provider)) + 1}"
+        pool.store.add(provider, secret, name, time.time())
     note = f" (hermes-kernel's own file; Hermes Agent's {pool.hermes.path} is unchanged)" if pool.hermes else ""
     report(as_json, f"added {provider} key {name!r} ({mask_secret(secret)}) to {pool.store.path}{note}",
            {"provider": provider, "label": name, "key": mask_secret(secret), "file": str(pool.store.path)})

@@ -14,7 +14,7 @@ import typer
 
 from ..config import read_config_file
 from ..errors import HermesError
-from ..home import atomic_write
+from ..home import atomic_write, file_lock, lock_file_for
 from ._state import AppState, fail, print_json, print_table, report, state
 
 __all__ = ["app"]
@@ -52,9 +52,10 @@ def _edit(app_state: AppState, change: Any) -> None:
     import yaml
 
     home = app_state.home.ensure()
-    data = read_config_file(home.config_path)
-    change(_servers(data))
-    atomic_write(home.config_path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+    with file_lock(lock_file_for(home.config_path)):  # read, change, replace: no other writer between
+        data = read_config_file(home.config_path)
+        change(_servers(data))
+        atomic_write(home.config_path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     app_state.reset_config()
 
 

@@ -14,6 +14,7 @@ import typer
 
 from ..config import read_config_file, set_config_value
 from ..errors import HermesError
+from ..home import file_lock, lock_file_for
 from ..host import FOLDER_GROUP, GROUPS, PluginHost, PluginInfo, normalize_dist_name
 from ._state import JsonOption, print_json, print_table, report, state
 
@@ -208,16 +209,17 @@ def _edit_disabled(ctx: typer.Context, name: str, disable: bool, as_json: bool =
     app_state = state(ctx)
     _resolve(app_state.host, name)
     path = app_state.home.ensure().config_path
-    plugins = read_config_file(path).get("plugins") or {}
-    disabled = (plugins.get("disabled") or []) if isinstance(plugins, dict) else None
-    if not isinstance(disabled, list):
-        raise HermesError(f"{path}: plugins.disabled must be a list")
-    data = {"name": name, "enabled": not disable, "changed": disable != (name in disabled)}
+    with file_lock(lock_file_for(path)):  # the list read is the list changed
+        plugins = read_config_file(path).get("plugins") or {}
+        disabled = (plugins.get("disabled") or []) if isinstance(plugins, dict) else None
+        if not isinstance(disabled, list):
+            raise HermesError(f"{path}: plugins.disabled must be a list")
+        data = {"name": name, "enabled": not disable, "changed": disable != (name in disabled)}
+        if data["changed"]:
+            set_config_value(path, "plugins.disabled", [*disabled, name] if disable else [n for n in disabled if n != name])
     if not data["changed"]:
         report(as_json, f"{name} is already {'disabled' if disable else 'enabled'}", data)
         return
-    updated = [*disabled, name] if disable else [n for n in disabled if n != name]
-    set_config_value(path, "plugins.disabled", updated)
     report(as_json, f"{'disabled' if disable else 'enabled'} {name}; takes effect the next time hermes starts", data)
 
 

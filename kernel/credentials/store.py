@@ -13,31 +13,27 @@ Layout::
 ``hermes-kernel/auth.json``) lists Hermes Agent keys removed from the kernel's
 view with ``hermes auth remove``, while Hermes Agent's file stays as it was.
 
-Every change is a read-modify-write under an exclusive ``fcntl`` lock on a
-side file, written atomically with mode 0600, so concurrent processes never
-lose each other's updates and readers never see half a file.
+Every change is a read-modify-write under an exclusive lock on the side file
+``auth.json.lock`` (:func:`hermes.kernel.home.file_lock`), written atomically
+with mode 0600, so concurrent processes never lose each other's updates and
+readers never see half a file.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
-import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import HermesError
-from ..home import atomic_write
+from ..home import atomic_write, file_lock
 from .sources import KERNEL_DIR, looks_like_hermes_agent
 
 __all__ = ["AuthStore", "key_id"]
 
 T = TypeVar("T")
-_THREAD_LOCK = threading.RLock()
 
 
 def key_id(key: str) -> str:
@@ -57,18 +53,6 @@ class AuthStore:
         self.lock_path = path.with_name(path.name + ".lock")
         self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
         self._foreign = False  # the last read found Hermes Agent's layout
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with _THREAD_LOCK:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
 
     def signature(self) -> tuple[int, int] | None:
         """Changes whenever the file does (None while it does not exist)."""
@@ -119,7 +103,7 @@ class AuthStore:
 
     def update(self, change: Callable[[dict[str, Any]], T]) -> T:
         """Apply ``change`` to the file's data under the lock and write it back."""
-        with self._locked():
+        with file_lock(self.lock_path):
             self._cache = None
             data = self.read()
             if self._foreign:  # never rewrite Hermes Agent's file (a caller that opened it directly)

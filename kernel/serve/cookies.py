@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
@@ -31,14 +30,13 @@ import logging
 import os
 import secrets
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..home import atomic_write
+from ..home import atomic_write, file_lock, lock_file_for
 from .keys import ApiKey
 
 __all__ = ["LOGIN_COOKIE", "LOGIN_FORM_TTL", "SECRET_FILE", "SESSIONS_FILE", "SESSION_COOKIE", "SessionBook", "load_secret", "session_hours"]
@@ -115,25 +113,14 @@ class SessionBook:
         self.lifetime = int(hours * 3600) or 1
         self._secret = secret if secret is not None else load_secret(home)
         self._path = home / SESSIONS_FILE
-        self._lock = threading.Lock()
         self._cache: dict[str, dict[str, Any]] = {}
         self._stamp: int | None = None
 
     # --- the record file ------------------------------------------------------------
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
         """Across threads and processes: a read-modify-write of the record never loses another's change."""
-        lock_path = self.home / f".{SESSIONS_FILE}.lock"
-        self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with self._lock:
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-                os.close(fd)
+        return file_lock(lock_file_for(self._path))
 
     def _read(self) -> dict[str, dict[str, Any]]:
         try:

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..config import read_config_file, set_config_value
 from ..errors import ConfigError, HermesError
+from ..home import file_lock, lock_file_for
 
 __all__ = ["ApiKey", "KEY_PREFIX", "add_key", "hash_key", "load_keys", "match_key", "revoke_key"]
 
@@ -148,21 +149,23 @@ def add_key(config_path: Path, name: str, *, requests_per_minute: int | None = N
     for field, value in (("--rpm", requests_per_minute), ("--cost-per-day", cost_per_day)):
         if value is not None and value < 0:
             raise HermesError(f"{field} must be 0 (unlimited) or more, got {value}")
-    data = read_config_file(config_path)
-    existing = load_keys((data.get("serve") or {}).get("api_keys"))
-    if any(k.name == name for k in existing):
-        raise HermesError(f"a key named {name!r} exists; revoke it first (`hermes serve key revoke {name}`) or pick another name")
-    plain = KEY_PREFIX + secrets.token_urlsafe(32)
-    key = ApiKey(name, hash_key(plain), plain[:8], time.time(), requests_per_minute, cost_per_day, tenant, admin)
-    set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing] + [key.as_config()])
+    with file_lock(lock_file_for(config_path)):  # the list read is the list changed: no key lost
+        data = read_config_file(config_path)
+        existing = load_keys((data.get("serve") or {}).get("api_keys"))
+        if any(k.name == name for k in existing):
+            raise HermesError(f"a key named {name!r} exists; revoke it first (`hermes serve key revoke {name}`) or pick another name")
+        plain = KEY_PREFIX + secrets.token_urlsafe(32)
+        key = ApiKey(name, hash_key(plain), plain[:8], time.time(), requests_per_minute, cost_per_day, tenant, admin)
+        set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing] + [key.as_config()])
     return plain
 
 
 def revoke_key(config_path: Path, name: str) -> None:
     """Remove the key named ``name``; an unknown name is an error that lists the names."""
-    data = read_config_file(config_path)
-    existing = load_keys((data.get("serve") or {}).get("api_keys"))
-    if not any(k.name == name for k in existing):
-        names = ", ".join(k.name for k in existing) or "none"
-        raise HermesError(f"no key named {name!r} (keys: {names}); see `hermes serve key list`")
-    set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing if k.name != name])
+    with file_lock(lock_file_for(config_path)):
+        data = read_config_file(config_path)
+        existing = load_keys((data.get("serve") or {}).get("api_keys"))
+        if not any(k.name == name for k in existing):
+            names = ", ".join(k.name for k in existing) or "none"
+            raise HermesError(f"no key named {name!r} (keys: {names}); see `hermes serve key list`")
+        set_config_value(config_path, "serve.api_keys", [k.as_config() for k in existing if k.name != name])

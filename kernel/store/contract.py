@@ -279,11 +279,14 @@ class SessionStore(abc.ABC):
         session_id: str | None = None,
         context: bool = True,
         tenant: str | None = None,
+        deadline: float | None = None,
     ) -> list[SearchHit]:
         """Messages matching ``query`` (:mod:`hermes.kernel.store.query` syntax; never raises on it).
 
         ``tenant`` given: hits in that tenant's sessions only, and their lineage roots
-        never outside it.
+        never outside it. ``deadline`` is a ``time.monotonic()`` value: once it has passed,
+        the search stops where it is and returns the hits found by then, those not yet
+        highlighted with a plain start of their text (:func:`hermes.kernel.store.snippets.snippet_by`).
         """
 
     # -- removal, export and bulk copy -------------------------------------------

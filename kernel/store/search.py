@@ -8,20 +8,23 @@ substrings and CJK text (newest first),
 and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
 first" is insertion order (message id). A word search costs two statements
 however many hits it returns: the ids, then the hits with their sessions and
-neighbours, whose snippets are cut in Python (:mod:`.snippets`); a third finds
+neighbours, whose snippets are cut in Python (:mod:`.snippets`, for substring hits too); a third finds
 lineage roots when a hit's session has a parent.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from .lineage import MAX_DEPTH
 from .query import MAX_QUERY_CHARS, MAX_TERMS, And, Not, Or, Term, parse_query, to_fts5
 from .schema import has_trigram_index
-from .snippets import Highlighter
+from .snippets import Highlighter, SubstringHighlighter, snippet_by
 from .titles import escape_like
 
 __all__ = [
@@ -83,13 +86,32 @@ def _filters(
 
 
 def _run(conn: sqlite3.Connection, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = []
     try:
-        return conn.execute(sql, params).fetchall()
+        rows.extend(conn.execute(sql, params))
     except sqlite3.OperationalError as exc:
+        message = str(exc).lower()
+        if "interrupted" in message:
+            return rows  # past the deadline (_stopped_at): the rows read by then
         # A query sanitising missed must not take the caller down: no hits.
-        if "fts5" in str(exc).lower() or "syntax" in str(exc).lower():
+        if "fts5" in message or "syntax" in message:
             return []
         raise
+    return rows
+
+
+@contextmanager
+def _stopped_at(conn: sqlite3.Connection, deadline: float | None) -> Iterator[None]:
+    """Statements run in here are interrupted once ``time.monotonic()`` passes ``deadline``
+    (SQLite asks every 1,000 virtual-machine steps); :func:`_run` keeps what they had read."""
+    if deadline is None:
+        yield
+        return
+    conn.set_progress_handler(lambda: time.monotonic() > deadline, 1_000)
+    try:
+        yield
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def _fts_rows(
@@ -100,8 +122,9 @@ def _fts_rows(
     params: list[Any],
     order: SortOrder,
     limit: int,
-    highlighter: Highlighter | None = None,
+    highlighter: Highlighter,
     context: bool = False,
+    deadline: float | None = None,
 ) -> list[tuple[Any, ...]]:
     # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
     # order, which FTS5 walks backwards and stops at ``limit``), then read those rows.
@@ -117,31 +140,18 @@ def _fts_rows(
     if not ids:
         return []
     values = ",".join(["(?)"] * len(ids))
-    if highlighter is not None:
-        # Snippets cut in Python from the row (snippets.py): FTS5's snippet() would seek
-        # every hit with the whole query again, which costs as much as choosing them.
-        # The neighbours come in the same statement when asked for.
-        detail = (
-            f"WITH ids(id) AS (VALUES {values}) "
-            "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id, "
-            f"m.content, m.tool_name, m.tool_args{_NEIGHBOUR_COLUMNS if context else ''} "
-            "FROM ids CROSS JOIN messages m ON m.id = ids.id CROSS JOIN sessions s ON s.id = m.session_id"
-            f"{_NEIGHBOUR_JOINS if context else ''}"
-        )
-        found = {
-            row[0]: (*row[:6], highlighter.snippet(row[7:10]), row[6], *row[10:]) for row in conn.execute(detail, ids)
-        }
-    else:
-        # The ids drive the join, so the index seeks each one instead of matching again.
-        detail = (
-            f"WITH ids(id) AS (VALUES {values}) "
-            f"SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, "
-            f"snippet({table}, -1, '**', '**', '…', 12), s.parent_session_id "
-            f"FROM ids CROSS JOIN {table} CROSS JOIN messages m ON m.id = {table}.rowid "
-            f"CROSS JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ? AND {table}.rowid = ids.id"
-        )
-        found = {row[0]: row for row in _run(conn, detail, [*ids, match])}
+    # Snippets cut in Python from the row (snippets.py): FTS5's snippet() would seek every
+    # hit with the whole query again, which costs as much as choosing them, and its time
+    # grows with the square of the matches in one message. The neighbours come in the same
+    # statement when asked for.
+    detail = (
+        f"WITH ids(id) AS (VALUES {values}) "
+        "SELECT m.id, m.session_id, m.role, m.timestamp, s.source, s.title, s.parent_session_id, "
+        f"m.content, m.tool_name, m.tool_args{_NEIGHBOUR_COLUMNS if context else ''} "
+        "FROM ids CROSS JOIN messages m ON m.id = ids.id CROSS JOIN sessions s ON s.id = m.session_id"
+        f"{_NEIGHBOUR_JOINS if context else ''}"
+    )
+    found = {row[0]: (*row[:6], snippet_by(highlighter, row[7:10], deadline), row[6], *row[10:]) for row in _run(conn, detail, ids)}
     return [found[i] for i in ids if i in found]
 
 
@@ -284,12 +294,15 @@ def search_messages(
     context: bool = True,
     trigram: bool | None = None,
     tenant: str | None = None,
+    deadline: float | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query`` (see :mod:`.query`); never raises on the query's text.
 
     ``trigram=None`` uses the trigram index when this database has one. ``tenant``
     limits everything to that tenant's sessions: the hits, their lineage roots,
-    and the word check that decides whether to look for substrings.
+    and the word check that decides whether to look for substrings. Past ``deadline``
+    (a ``time.monotonic()`` value) a statement still running is interrupted and the rest of
+    the hits get a plain snippet (:func:`.snippets.snippet_by`): what was found by then.
     """
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
@@ -299,18 +312,21 @@ def search_messages(
         return []
     where, params = _filters(source, role, session_id, tenant)
     match = to_fts5(node)
-    rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit, Highlighter(node), context)
-    if not rows and not _all_words_known(conn, _leaves(node), tenant):
-        terms = _leaves(node)
-        use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
-        # Trigram MATCH needs three characters per term; shorter terms go to LIKE.
-        if use_trigram and all(len(t.text) >= 3 for t in terms):
-            # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
-            # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
-            # Prefix stars mean nothing to trigrams (every substring matches already).
-            rows = _fts_rows(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit)
-        else:
-            rows = _like_rows(conn, node, where, params, limit)
+    with _stopped_at(conn, deadline):
+        rows = _fts_rows(conn, "messages_fts", match, where, params, sort, limit, Highlighter(node), context, deadline)
+        if not rows and not _all_words_known(conn, _leaves(node), tenant):
+            terms = _leaves(node)
+            use_trigram = has_trigram_index(conn) if trigram is None else trigram and has_trigram_index(conn)
+            # Trigram MATCH needs three characters per term; shorter terms go to LIKE.
+            if use_trigram and all(len(t.text) >= 3 for t in terms):
+                # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
+                # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
+                # Prefix stars mean nothing to trigrams (every substring matches already).
+                trigrams = to_fts5(_unstarred(node))
+                substrings = SubstringHighlighter(node)
+                rows = _fts_rows(conn, "messages_trigram", trigrams, where, params, "time", limit, substrings, context, deadline)
+            else:
+                rows = _like_rows(conn, node, where, params, limit)
     # Only a session with a parent can have another lineage root; most have none.
     roots = _roots(conn, {row[1] for row in rows if row[7] is not None}, tenant)
     if not (context and rows):

@@ -561,11 +561,13 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         session_id: str | None = None,
         context: bool = True,
         tenant: str | None = None,
+        deadline: float | None = None,
     ) -> list[SearchHit]:
         """Messages matching ``query`` (any text; never raises on it), in ``tenant``'s sessions when given."""
         return self._read(
             lambda c: search_messages(
                 c, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context,
                 tenant=tenant,
+                deadline=deadline,
             )
         )  # fmt: skip

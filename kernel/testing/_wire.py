@@ -12,6 +12,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any
 
+from ..arguments import decode_arguments
 from .script import Fault, Reply, ScriptedUsage
 
 __all__ = [
@@ -253,8 +254,8 @@ def _anthropic_blocks(reply: Reply, n: int) -> list[dict[str, Any]]:
         blocks.append({"type": "text", "text": reply.text})
     for i, call in enumerate(reply.tool_calls):
         try:
-            args = json.loads(call.arguments_json)
-        except ValueError:
+            args = decode_arguments(call.arguments_json)
+        except ValueError:  # raw text scripted on purpose (nested too deep, not JSON)
             args = {}
         blocks.append({"type": "tool_use", "id": _call_id("toolu", n, i, call.id), "name": call.name, "input": args})
     return blocks
@@ -278,6 +279,9 @@ def anthropic_sse(reply: Reply, body: dict[str, Any], n: int) -> list[bytes]:
     start_usage = {**_anthropic_usage(usage), "output_tokens": 1}
     message = {**anthropic_json(reply, body, n), "content": [], "stop_reason": None, "usage": start_usage}
     events = [_sse({"type": "message_start", "message": message}, "message_start"), _sse({"type": "ping"}, "ping")]
+    # Streamed arguments are the scripted text itself, so raw text (nested too deep, not
+    # JSON) reaches the client as a model could send it; a mapping streams as its JSON.
+    arguments = iter(call.arguments_json for call in reply.tool_calls)
     for index, block in enumerate(_anthropic_blocks(reply, n)):
         kind = block["type"]
         empty = {"thinking": {"type": "thinking", "thinking": "", "signature": ""},
@@ -290,7 +294,7 @@ def anthropic_sse(reply: Reply, body: dict[str, Any], n: int) -> list[bytes]:
         elif kind == "text":
             deltas = [{"type": "text_delta", "text": p} for p in split_text(block["text"])]
         else:
-            raw = json.dumps(block["input"], separators=(",", ":"))
+            raw = next(arguments)
             deltas = [{"type": "input_json_delta", "partial_json": raw[s:s + 16]} for s in range(0, len(raw), 16)]
         for delta in deltas:
             events.append(_sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta"))

@@ -21,6 +21,7 @@ overriding for a backend with older schemas). The suite speaks only the
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -459,6 +460,29 @@ class SessionStoreConformance(TenantConformance):
         store.append_messages(sid, [{"role": "user", "content": f"an ocelot among many other words, number {i}"} for i in range(30)])
         assert store.search("ocelot", limit=1)[0].message_id == best
         assert store.search("ocelot", sort="time", limit=1)[0].message_id != best
+
+    def test_one_huge_message_gives_a_short_snippet(self, store: SessionStore) -> None:
+        # A million characters on one line, 100,000 matches: a snippet costs time linear in
+        # the text (never the square of its matches) and stays short, here and in a log
+        # whose one token or gap is half the message.
+        sid = store.create_session()
+        line = "error ok " * 111_112
+        giant = "start " + "a" * 500_000 + " error " + "=" * 500_000 + " end"
+        big, lone = store.append_messages(sid, [{"role": "tool", "tool_call_id": "c", "content": c} for c in (line, giant)])
+        hits = {h.message_id: h.snippet for h in store.search("error")}
+        assert set(hits) == {big, lone} and all(len(s) < 500 for s in hits.values())
+        assert hits[big].startswith("**error** ok **error** ok") and hits[big].endswith("…")
+        assert "**error**" in hits[lone] and "…" in hits[lone].replace("**", "")
+        [sub] = store.search("rror ok")  # a substring: the trigram, LIKE or ILIKE path
+        assert sub.message_id == big and len(sub.snippet) < 500
+
+    def test_a_deadline_stops_the_search_with_what_it_found(self, store: SessionStore) -> None:
+        seed_search_corpus(store)
+        later = store.search("tokens", deadline=time.monotonic() + 600)
+        assert [h.snippet for h in later] == [h.snippet for h in store.search("tokens")] and len(later) == 2
+        for query in ("tokens", "factorin", "va"):  # words, substrings, short substrings
+            past = store.search(query, deadline=time.monotonic() - 1)
+            assert isinstance(past, list) and all("**" not in h.snippet for h in past), query  # not highlighted
 
     def test_hits_resolve_to_the_lineage_root(self, store: SessionStore) -> None:
         ids = seed_search_corpus(store)

@@ -22,9 +22,10 @@ Use :func:`message_problems` for the list of what is wrong, or
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
+
+from ..arguments import decode_arguments
 
 __all__ = ["InvalidMessages", "message_problems", "validate_messages"]
 
@@ -66,7 +67,7 @@ def _call_problems(where: str, call: Any) -> list[str]:
         return [*problems, f"{where}: a tool call without a function name"]
     arguments = function.get("arguments")
     try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else None
+        parsed = decode_arguments(arguments) if isinstance(arguments, str) and arguments.strip() else None
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict):

@@ -1,20 +1,20 @@
 """MEMORY.md and USER.md: entries separated by a ``§`` line, bounded in size.
 
-Every change is a read-modify-write under an exclusive lock on a side file,
-finished by an atomic replace, so two processes writing at once never lose
-an entry and a reader never sees half a file. A batch of operations is
+Every change is a read-modify-write under an exclusive lock on a side file
+(``.MEMORY.md.lock``, :func:`hermes.kernel.file_lock`), finished by an atomic
+replace, so two processes writing at once never lose an entry and a reader
+never sees half a file. A batch of operations is
 applied to copies first and written only when every operation succeeded.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hermes.kernel import atomic_write
+from hermes.kernel import atomic_write, file_lock, lock_file_for
 
 from .guard import SEPARATOR, refusal_reason
 
@@ -65,30 +65,6 @@ def render_entries(entries: Sequence[str]) -> str:
     return _JOIN.join(entries)
 
 
-def _lock(path: Path):  # type: ignore[no-untyped-def]
-    """An exclusive advisory lock held while the context is open (POSIX flock)."""
-
-    @contextlib.contextmanager
-    def held() -> Iterator[None]:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                import fcntl
-            except ImportError:  # no flock on this platform: atomic writes still hold
-                yield
-                return
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-
-    return held()
-
-
 class MemoryFiles:
     """The two memory files of one home and their character limits."""
 
@@ -124,7 +100,7 @@ class MemoryFiles:
         targets = [t for t in FILES if any(op.target == t for op in operations)]
         with contextlib.ExitStack() as stack:
             for target in targets:  # always in FILES order, so two batches cannot deadlock
-                stack.enter_context(_lock(self.folder / f".{FILES[target]}.lock"))
+                stack.enter_context(file_lock(lock_file_for(self.path(target))))
             before = {t: self.entries(t) for t in targets}
             after = {t: list(entries) for t, entries in before.items()}
             writes: list[Write] = []

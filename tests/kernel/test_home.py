@@ -68,3 +68,29 @@ def test_hermes_home_is_path_like(tmp_path: Path) -> None:
     assert os.fspath(work) == str(work) == str(tmp_path / "profiles" / "work")
     assert os.path.join(work, "memory_store.db") == str(tmp_path / "profiles" / "work" / "memory_store.db")
     assert Path(work) / "x" == work.path / "x" and work.plugins_dir == work.path / "plugins"
+
+
+def test_file_lock_excludes_threads_and_is_reentrant_in_one(tmp_path: Path) -> None:
+    import threading
+
+    from hermes.kernel import file_lock, lock_file_for
+
+    data = tmp_path / "counter"
+    data.write_text("0")
+    lock = lock_file_for(data)
+    assert lock == tmp_path / ".counter.lock" and lock_file_for(tmp_path / ".env") == tmp_path / ".env.lock"
+
+    def bump() -> None:
+        for _ in range(200):
+            with file_lock(lock):
+                with file_lock(lock):  # an update calling another: no deadlock
+                    value = int(data.read_text())
+                    atomic_write(data, str(value + 1))
+
+    threads = [threading.Thread(target=bump) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert data.read_text() == "600"
+    assert oct(lock.stat().st_mode & 0o777) == "0o600"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
-from hermes.kernel import HermesHome, ToolContext, ToolError, tools_from_plugin
+from hermes.kernel import Config, HermesHome, ToolContext, ToolError, tools_from_plugin
 from hermes.kernel.store import SessionStore
 
 
@@ -187,3 +189,61 @@ def test_hits_a_store_returns_from_outside_the_tenant_are_dropped_all_the_same(t
     [conversation] = result["conversations"]
     assert (conversation["root_session_id"], conversation["title"]) == (ids["b"], "B vault plans")  # not a's root
     assert SECRET not in json.dumps(result) and {h["session_id"] for h in conversation["hits"]} == {ids["b"]}
+
+
+class _SlowStore:
+    """A store whose search outlasts any budget: it blocks until released (``deadline``
+    unknown to it, as to a third party's store written before the parameter existed)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def search(self, query: str, **options: object) -> list[object]:
+        self.release.wait(30)
+        return []
+
+
+class _LateStore:
+    """A store that honours the deadline but returns a moment after it, with one hit."""
+
+    def __init__(self, hit: object) -> None:
+        self.hit = hit
+        self.seen: dict[str, object] = {}
+
+    def search(self, query: str, *, deadline: float | None = None, **options: object) -> list[object]:
+        self.seen = {"deadline": deadline, **options}
+        assert deadline is not None
+        while time.monotonic() <= deadline:
+            time.sleep(0.01)
+        return [self.hit]
+
+
+def test_a_search_past_its_time_budget_returns_what_it_found_and_says_so(seeded) -> None:
+    store, ids = seeded
+    [hit] = store.search("dump schema")
+    config = Config({"sessions": {"search_time_budget": 0.2}})
+    late = _LateStore(hit)
+    result = _tool().handler({"query": "dump schema"}, ToolContext(services={"store": late}, config=config))
+    assert result["complete"] is False and "time budget of 0.2 s" in result["note"]
+    assert result["conversations"][0]["hits"][0]["message_id"] == hit.message_id
+    assert late.seen["limit"] == 30  # the deadline reached the store with the other options
+    # A store that cannot stop: the tool waits for the budget and a short grace, no longer.
+    slow = _SlowStore()
+    try:
+        result = _tool().handler({"query": "dump schema"}, ToolContext(services={"store": slow}, config=config))
+    finally:
+        slow.release.set()
+    assert result["complete"] is False and result["conversations"] == [] and result["total_hits"] == 0
+    # Within the budget (10 s by default) the answer is complete and has no note.
+    result = _tool().handler({"query": "dump schema"}, ToolContext(services={"store": store}))
+    assert result["complete"] is True and "note" not in result
+
+
+def test_a_huge_message_is_found_with_a_short_snippet(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "state.db") as store:
+        sid = store.create_session()
+        store.append_message(sid, {"role": "tool", "tool_call_id": "c", "content": "error ok " * 111_112})
+        result = _tool().handler({"query": "error"}, ToolContext(services={"store": store}))
+    [conversation] = result["conversations"]
+    [hit] = conversation["hits"]
+    assert result["complete"] is True and hit["snippet"] == "**error** ok " * 5 + "**error** ok…"

@@ -11,19 +11,20 @@ answers substring and CJK queries, newest first.
 One statement chooses the hits and reads them with their sessions and their
 neighbours; a second runs only when a hit's session has a parent (lineage
 roots). Snippets are cut in Python from the rows read
-(:class:`hermes.kernel.store.snippets.Highlighter`), as on SQLite: ``ts_headline``
-would parse every hit's text again on the server.
+(:mod:`hermes.kernel.store.snippets`), as on SQLite, in time linear in the text
+however many matches it holds: ``ts_headline`` would parse every hit's text again
+on the server.
 """
 
 from __future__ import annotations
 
-import re
+import time
 from typing import Any
 
 from hermes.kernel.store import SearchHit
 from hermes.kernel.store.query import And, Not, QueryNode, Term, parse_query
 from hermes.kernel.store.search import CONTEXT_CHARS, build_hits
-from hermes.kernel.store.snippets import Highlighter
+from hermes.kernel.store.snippets import Highlighter, SubstringHighlighter, snippet_by
 from hermes.kernel.store.titles import escape_like
 
 __all__ = ["search"]
@@ -92,28 +93,6 @@ def _all_words_known(conn: Any, node: QueryNode, tenant: str | None = None) -> b
     return all(conn.execute(f"SELECT {checks}", params, prepare=False).fetchone())
 
 
-def _first_term(node: QueryNode) -> str:
-    while not isinstance(node, Term):
-        node = node.keep if isinstance(node, Not) else node.parts[0]
-    return node.text
-
-
-def _substring_snippet(text: str, needle: str, width: int = 60) -> str:
-    found = re.search(re.escape(needle), text, re.IGNORECASE)
-    if found is None:
-        return text[: width * 2]
-    start, end = max(0, found.start() - width), min(len(text), found.end() + width)
-    return (
-        ("…" if start else "")
-        + text[start : found.start()]
-        + "**"
-        + found.group(0)
-        + "**"
-        + text[found.end() : end]
-        + ("…" if end < len(text) else "")
-    )
-
-
 # The hits (ids with their sort key, chosen by the statement in ``{hits}``) read with
 # their sessions and, when asked, the messages either side (by (session_id, seq), the
 # unique index). Every look-up is a LATERAL subquery with LIMIT 1: planned on its own,
@@ -162,7 +141,7 @@ ORDER BY up.start, up.depth DESC
 """
 
 
-def _detail(conn: Any, hits: str, params: list[Any], context: bool) -> list[tuple[Any, ...]]:
+def _detail(conn: Any, hits: str, params: list[Any], context: bool, deadline: float | None) -> list[tuple[Any, ...]]:
     sql = _DETAIL.format(
         hits=hits,
         neighbour_columns=_NEIGHBOUR_COLUMNS if context else "",
@@ -170,7 +149,22 @@ def _detail(conn: Any, hits: str, params: list[Any], context: bool) -> list[tupl
     )
     # Never prepared: how many rows match swings from none to millions with the words,
     # so the statement is planned for its own values each time.
-    return conn.execute(sql, params, prepare=False).fetchall()
+    if deadline is None:
+        return conn.execute(sql, params, prepare=False).fetchall()
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return []
+    from psycopg import errors
+
+    # The server cancels the statement at the deadline: one statement finds every hit, so
+    # then there are none yet. Set and reset on this pooled connection only when asked.
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", [f"{max(1, int(left * 1000))}ms"])
+    try:
+        return conn.execute(sql, params, prepare=False).fetchall()
+    except errors.QueryCanceled:
+        return []
+    finally:
+        conn.execute("RESET statement_timeout")
 
 
 def search(
@@ -184,10 +178,13 @@ def search(
     session_id: str | None,
     context: bool,
     tenant: str | None = None,
+    deadline: float | None = None,
 ) -> list[SearchHit]:
     """Messages matching ``query``; ``conn`` is a psycopg connection (autocommit is fine:
     the hits and their details come from one statement, so from one snapshot). ``tenant``
-    limits the hits, their roots and the word check to that tenant's sessions."""
+    limits the hits, their roots and the word check to that tenant's sessions. Past
+    ``deadline`` (``time.monotonic()``) the statement is cancelled, and hits not yet
+    highlighted keep a plain snippet."""
     if sort not in ("rank", "time"):
         raise ValueError(f"sort must be 'rank' or 'time', not {sort!r}")
     limit = max(1, min(int(limit), 1_000))
@@ -203,22 +200,20 @@ def search(
         f"SELECT m.id, {rank} AS r FROM (SELECT {tsquery} AS q) q, messages m{join} "
         f"WHERE m.tsv @@ q.q{where} ORDER BY r DESC, m.id DESC LIMIT %s"
     )
-    found = _detail(conn, words, [*q_params, *filter_params, limit], context)
+    found = _detail(conn, words, [*q_params, *filter_params, limit], context, deadline)
     if found:
         highlighter = Highlighter(node)
-        rows = [(*r[:6], highlighter.snippet(r[7:10]), *r[6:7], *r[10:]) for r in found]
-    elif not _all_words_known(conn, node, tenant):
+        rows = [(*r[:6], snippet_by(highlighter, r[7:10], deadline), *r[6:7], *r[10:]) for r in found]
+    elif (deadline is None or time.monotonic() < deadline) and not _all_words_known(conn, node, tenant):
         s_params: list[Any] = []
         condition = _substring(node, s_params)
         substrings = (
             f"SELECT m.id, 0::real AS r FROM messages m{join} WHERE {condition}{where} ORDER BY m.id DESC LIMIT %s"
         )
-        found = _detail(conn, substrings, [*s_params, *filter_params, limit], context)
-        needle = _first_term(node)
-        rows = [
-            (*r[:6], _substring_snippet(" ".join(t or "" for t in r[7:10]).strip(), needle), *r[6:7], *r[10:])
-            for r in found
-        ]
+        found = _detail(conn, substrings, [*s_params, *filter_params, limit], context, deadline)
+        # ILIKE finds terms of any length, so the highlighter looks for them all.
+        substring = SubstringHighlighter(node, shortest=1)
+        rows = [(*r[:6], snippet_by(substring, r[7:10], deadline), *r[6:7], *r[10:]) for r in found]
     else:
         return []
     if not rows:

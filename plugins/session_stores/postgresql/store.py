@@ -497,11 +497,12 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
         session_id: str | None = None,
         context: bool = True,
         tenant: str | None = None,
+        deadline: float | None = None,
     ) -> list[SearchHit]:
         # No transaction: the hits and their details come from one statement (one snapshot),
         # and BEGIN and COMMIT would cost two more round trips.
         with self.pool.connection() as conn:
             return _search(
                 conn, query, limit=limit, sort=sort, source=source, role=role, session_id=session_id, context=context,
-                tenant=_text(tenant),
+                tenant=_text(tenant), deadline=deadline,
             )  # fmt: skip

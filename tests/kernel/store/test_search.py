@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes.kernel.store import SessionStore, fts_query
+from hermes.kernel.store.query import parse_query
+from hermes.kernel.store.search import _fts_rows
+from hermes.kernel.store.snippets import PLAIN_SNIPPET_CHARS, Highlighter, snippet_by
 from tests.helpers import examples
 
 NASTY = [
@@ -135,3 +139,23 @@ def test_rank_is_bm25_over_every_match(store: SessionStore) -> None:
     # The oldest match still wins on score, however many newer matches there are.
     store.append_messages(sid, [{"role": "user", "content": f"ocelot seen again, entry {i} of a long list"} for i in range(50)])
     assert store.search("ocelot", limit=1)[0].message_id == best
+
+
+def test_a_deadline_interrupts_a_scan_and_plain_snippets_follow_it(store: SessionStore, store_without_trigram: SessionStore) -> None:
+    for s in (store, store_without_trigram):
+        sid = s.create_session()
+        s.append_message(sid, {"role": "user", "content": "the xzqx marker is in the oldest message"})
+        s.append_messages(sid, [{"role": "assistant", "content": f"filler number {i}"} for i in range(5_000)])
+    # Two characters take the LIKE scan, newest first: SQLite stops it at the first progress
+    # check, long before it reaches the oldest message.
+    assert len(store_without_trigram.search("zq")) == 1
+    assert store_without_trigram.search("zq", deadline=time.monotonic() - 1) == []
+    # Hits already chosen when the deadline passes keep a plain start of their text.
+    [hit] = store.search("marker", deadline=time.monotonic() + 600)
+    assert hit.snippet == "the xzqx **marker** is in the oldest message"
+    rows = _fts_rows(
+        store.conn, "messages_fts", "marker", "", [], "time", 5, Highlighter(parse_query("marker")), deadline=time.monotonic() - 1
+    )
+    assert [r[6] for r in rows] == ["the xzqx marker is in the oldest message"]
+    long = "marker " + "x" * 500
+    assert snippet_by(Highlighter(parse_query("marker")), (None, long), time.monotonic() - 1) == long[:PLAIN_SNIPPET_CHARS] + "…"

@@ -2,7 +2,10 @@
 
 The word search reads its hits' rows and cuts snippets itself instead of asking
 FTS5 to seek every hit again; these tests hold it to FTS5's own output on the
-same text and query, through a real FTS5 table with the word index's tokenizer.
+same text and query, through a real FTS5 table with the word index's tokenizer,
+and the substring search's to FTS5's over the trigram tokenizer. Then what FTS5
+does not promise: a huge message costs time linear in its size and gives a short
+snippet.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes.kernel.store.query import parse_query, to_fts5
-from hermes.kernel.store.snippets import Highlighter
+from hermes.kernel.store.snippets import MAX_MATCHES, MAX_RUN_CHARS, Highlighter, SubstringHighlighter
 from tests.helpers import examples
 
 
@@ -82,3 +85,57 @@ def test_search_snippets_come_from_the_row(tmp_path) -> None:  # type: ignore[no
         ])  # fmt: skip
         hits = {h.message_id: h for h in store.search("deploy", sort="time")}
     assert sorted(h.snippet for h in hits.values()) == ['the **deploy** failed on the staging host', '{"path": "**deploy**.log"}']
+
+
+# Words always apart (a gap between each), and terms found at most once in a word: FTS5
+# repeats text between matches that touch, which the substring highlighter does not copy.
+TRIGRAM_WORDS = ["alpha", "Beta", "quokka", "ERROR", "xerrorx", "foo", "日本語", "naïve", "v2.0"]
+TRIGRAM_GAPS = [" ", ", ", ". ", ": ", "\n", "  ", ".\t"]
+TRIGRAM_QUERIES = ["err", "error", "okk", "alpha OR beta", "error NOT foo", "日本語", "lph", "ror x", "ïve", "2.0", "QUO"]
+spaced = st.lists(st.tuples(st.sampled_from(TRIGRAM_WORDS), st.sampled_from(TRIGRAM_GAPS)), min_size=1, max_size=30).map(
+    lambda ws: "".join(w + g for w, g in ws)
+)
+
+
+@settings(max_examples=examples(300, under_mutation=100), deadline=None)
+@given(content=spaced, tool_name=st.none() | spaced, tool_args=st.none() | spaced, query=st.sampled_from(TRIGRAM_QUERIES))
+def test_substring_snippets_equal_fts5s_over_trigrams(content: str, tool_name: str | None, tool_args: str | None, query: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(content, tool_name, tool_args, tokenize='trigram')")
+    conn.execute("INSERT INTO t VALUES (?, ?, ?)", (content, tool_name, tool_args))
+    node = parse_query(query)
+    row = conn.execute("SELECT snippet(t, -1, '**', '**', '…', 12) FROM t WHERE t MATCH ?", (to_fts5(node),)).fetchone()
+    if row is not None:
+        assert SubstringHighlighter(node).snippet((content, tool_name, tool_args)) == row[0]
+
+
+def test_substring_matches_that_share_characters_are_marked_once() -> None:
+    # FTS5 gives "**aaa**a**aaa**" here (the shared characters twice).
+    assert SubstringHighlighter(parse_query("aaa")).snippet(("xaaaay",)) == "x**aaaa**y"
+    assert SubstringHighlighter(parse_query("abc")).snippet(("abcabc",)) == "**abc****abc**"
+    # Terms under three characters: no trigram matched them, unless told to look (ILIKE).
+    assert SubstringHighlighter(parse_query("va")).snippet(("java",)) == "java"
+    assert SubstringHighlighter(parse_query("va"), shortest=1).snippet(("java",)) == "ja**va**"
+    assert SubstringHighlighter(parse_query("a"), shortest=1).snippet(("a",)) == "**a**"
+
+
+def test_a_million_characters_of_matches_give_a_short_snippet() -> None:
+    line = "error ok " * 111_112  # 1,000,008 characters, 111,112 matches
+    assert Highlighter(parse_query("error")).snippet((line,)) == "**error** ok " * 5 + "**error** ok…"
+    assert SubstringHighlighter(parse_query("rror")).snippet((line,)) == "e**rror** ok e**rror**…"
+    # A term past another's first MAX_MATCHES matches: the window holding both is still
+    # found, with the other's matches around it, as FTS5 finds it looking at all 6,001.
+    late = "error " * (MAX_MATCHES * 3) + "fatal error"
+    assert Highlighter(parse_query("error fatal")).snippet((late,)) == "…" + "**error** " * 11 + "**fatal**…"
+    assert SubstringHighlighter(parse_query("error fatal")).snippet((late,)) == "… **error** **fatal** e…"
+
+
+def test_a_giant_token_or_gap_is_shortened_in_the_middle() -> None:
+    keep = MAX_RUN_CHARS // 2
+    text = "start " + "a" * 500_000 + " error " + "=" * 500_000 + " end"
+    expected = "start " + "a" * keep + "…" + "a" * keep + " **error** " + "=" * (keep - 1) + "…" + "=" * (keep - 1) + " end"
+    assert Highlighter(parse_query("error")).snippet((text,)) == expected
+    assert Highlighter(parse_query("aaa*")).snippet((text,)).startswith("start **" + "a" * keep + "…" + "a" * keep + "** error")
+    # Short runs are left alone: ordinary snippets stay FTS5's.
+    short = "=" * (MAX_RUN_CHARS - 1) + " "  # a gap of exactly MAX_RUN_CHARS
+    assert Highlighter(parse_query("error")).snippet((short + "error",)) == short + "**error**"

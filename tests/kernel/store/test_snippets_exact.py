@@ -62,6 +62,10 @@ CASES = [
     ("alpha beta", '"alpha beta" beta', 12, "**alpha beta**"),
     ("alpha beta gamma delta", '"alpha beta gamma" beta', 12, "**alpha beta gamma** delta"),
     ("alpha beta gamma delta", '"alpha beta" "beta gamma" delta', 12, "**alpha beta gamma** **delta**"),
+    # Matches wider than the window: centred as C divides (toward zero), so it starts at the first.
+    (f"{FILL[:21]} x {FILL[:19]} alpha beta {FILL[:19]}", '"alpha beta" OR x', 12, "…**x** f f f f f f f f f f **alpha**…"),
+    # A match that begins before the window (here a phrase across a sentence start) is not marked.
+    ("z beta. f z z z z z z z z z x y", '"beta f" OR x OR y', 12, "…f z z z z z z z z z **x** **y**"),
 ]
 
 
