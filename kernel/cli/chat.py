@@ -17,11 +17,13 @@ from ._state import state
 __all__ = ["chat", "run_turn"]
 
 
-def run_turn(agent: Any, message: str) -> dict[str, Any]:
+def run_turn(agent: Any, message: str, questions: Any = None) -> dict[str, Any]:
     """Run one turn in a worker thread so Ctrl-C interrupts it cooperatively.
 
     The first Ctrl-C asks the agent to stop at the next safe point; the turn
-    then finishes persisting and returns flagged as interrupted.
+    then finishes persisting and returns flagged as interrupted. ``questions``
+    (a :class:`~._asking.TerminalQuestions`) gets the main thread while it
+    waits, to ask what the turn's tools need asked (approvals, clarify).
     """
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -38,19 +40,30 @@ def run_turn(agent: Any, message: str) -> dict[str, Any]:
         # A process started in the background inherits SIGINT ignored; Ctrl-C
         # (or kill -INT) must still interrupt the turn.
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if questions is not None:
+        questions.begin_turn()
     threading.Thread(target=work, name="hermes-turn", daemon=True).start()
     # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
     # thread looking finished while it still runs (CPython before 3.13).
-    while not done.is_set():
-        try:
-            done.wait(0.1)
-        except KeyboardInterrupt:
-            agent.interrupt()
-            print("\n  · interrupting at the next safe point…", file=sys.stderr)
-        except _signals.Terminated:
-            agent.interrupt()  # tools stop their process groups, the model call is abandoned
-            done.wait(_signals.GRACE_SECONDS)
-            raise
+    try:
+        while not done.is_set():
+            try:
+                if questions is None:
+                    done.wait(0.1)
+                else:
+                    questions.answer_pending(0.1)
+            except KeyboardInterrupt:
+                agent.interrupt()
+                if questions is not None:
+                    questions.cancel()  # a question not yet asked is answered no
+                print("\n  · interrupting at the next safe point…", file=sys.stderr)
+            except _signals.Terminated:
+                agent.interrupt()  # tools stop their process groups, the model call is abandoned
+                done.wait(_signals.GRACE_SECONDS)
+                raise
+    finally:
+        if questions is not None:
+            questions.end_turn()
     if "exception" in outcome:
         raise outcome["exception"]
     return outcome
@@ -92,10 +105,14 @@ def chat(
     config = app_state.config
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
-    from ..approvals import approval_callback
-    from ._repl import ask_user, approve
+    from ..approval_records import RecordingApprover
+    from ..approvals import approval_callback, approve_everything
+    from ._asking import TerminalQuestions
 
-    approver = approval_callback(config, None if one_shot else approve, yolo=yolo)
+    questions = None if one_shot else TerminalQuestions(display, timeout=float(config.get("approvals.timeout", 60.0)))
+    approver = approval_callback(config, questions.approve if questions else None, yolo=yolo)
+    if approver is not None:  # every decision is stored with the tool result it belongs to
+        approver = RecordingApprover(approver, unasked=approver is approve_everything)
     if yolo:
         print("  · --yolo: commands and paths that need approval run without asking", file=sys.stderr)
 
@@ -109,9 +126,11 @@ def chat(
         resume=resume,
         interactive=not one_shot,
         on_event=display,
-        ask_user=None if one_shot else ask_user,
+        ask_user=questions.ask_user if questions else None,
         approve=approver,
     )
+    if questions is not None:
+        questions.on_cancel = agent.interrupt  # Ctrl-C at a question stops the turn
     _signals.install()
     if one_shot:
         assert query is not None
@@ -140,10 +159,11 @@ def chat(
             typer.echo(answer)
         raise HermesError(describe_result(result))
     from ._repl import repl
-    from ._review import review_compression
 
-    agent.review_compression = review_compression  # /compress --review and compression.review: ask
+    assert questions is not None
+    # /compress --review asks on the main thread at once; compression.review: ask during a turn through it.
+    agent.review_compression = questions.review_compression
     try:
-        repl(agent, display)
+        repl(agent, display, questions)
     except _signals.Terminated as stop:  # the REPL already ended the session with the signal's reason
         _signals.leave(stop)
