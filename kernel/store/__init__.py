@@ -14,6 +14,7 @@ from .contract import Conversation, HealthCheck, ImportResult, SessionStore
 from .opening import STORE_GROUP, open_store, store_settings
 from .session_store import SessionNotFoundError, SQLiteSessionStore, TitleInUseError, new_session_id
 from .titles import sanitize_title
+from .writers import WriterClaim, holder_text
 
 __all__ = [
     "Conversation",
@@ -27,8 +28,10 @@ __all__ = [
     "SessionUsage",
     "StoreBusyError",
     "TitleInUseError",
+    "WriterClaim",
     "combine_cost_status",
     "fts_query",
+    "holder_text",
     "new_session_id",
     "open_store",
     "store_settings",

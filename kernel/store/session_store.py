@@ -54,6 +54,7 @@ from .schema import apply_migrations, migrations
 from .sqlite_bulk import PRUNE_ACTIVE_WITHIN_S, RemovalAndCopy  # noqa: F401 - PRUNE_ACTIVE_WITHIN_S: hermes sessions prune reads it here
 from .search import SearchHit, SortOrder, search_messages
 from .titles import next_numbered_title, sanitize_title
+from .writers import FileWriterLeases, WriterClaim
 
 __all__ = [
     "CHAT_COLUMNS",
@@ -372,6 +373,14 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             lambda c: c.execute(f"SELECT {cols} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
         )
         return [_decode_message(row) for row in rows]
+
+    writer_leases = True
+
+    def claim_writer(self, session_id: str) -> WriterClaim:
+        """A ``flock``-ed file in ``<state.db>.writers/`` (see :class:`~.writers.FileWriterLeases`)."""
+        if self.readonly:  # it never writes, so it never needs the session to itself
+            return WriterClaim(session_id, enforced=False)
+        return FileWriterLeases(Path(str(self.path) + ".writers")).claim(session_id)
 
     # -- lineage ---------------------------------------------------------------
 
