@@ -135,11 +135,15 @@ def build_agent(
     approve: Callable[[str, str], bool] | None = None,
     cwd: Path | None = None,
     routes: Sequence[ModelRoute] | None = None,
+    claim_writer: bool = False,
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config).
 
     ``routes`` (primary first) replaces opening them from config: a server
     shares its model clients, and their SDK connections, across its agents.
+    ``claim_writer`` makes the agent its session's only writer (a chat: a
+    session open in another process is continued in a branch; see
+    :mod:`.resuming`); a server serialises its turns per session itself.
     """
     from ..memory import MemoryManager
     from ..store import open_store
@@ -167,6 +171,7 @@ def build_agent(
     store = open_store(config, home, host)
     if resume:
         resume = store.resolve_session_id(resume)
+    from .resuming import SessionWriter
     from .wiring import prompt_extras, review_schedules
 
     work_dir = cwd or Path.cwd()
@@ -194,6 +199,7 @@ def build_agent(
         home=home,
         config=config,
         owns_store=True,
+        writer=SessionWriter(store) if claim_writer else None,
     )
     agent.tool_context.services["delegator"] = _delegator(agent, host, config, home, tools)
     agent.tool_context.services["host"] = host

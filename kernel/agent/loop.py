@@ -36,7 +36,8 @@ from .answers import ReplyRecovery
 from .repairs import repair, sanitize_messages, stepped_window
 from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .turn_state import _TurnFailed, _TurnState, _carry_over_text, _wire_message, offered_schemas, split_client_calls
-from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context, repair_history
+from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context
+from .resuming import SessionWriter, load_for_writing
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -71,6 +72,7 @@ class Agent:
     :param store: a SessionStore (or None for an unpersisted agent).
     :param engine: the active context engine, or None (context overflow then fails).
     :param interactive: True in the REPL: ``ask_user`` and ``approve`` are used.
+    :param writer: the writer lease of its session (a chat's; see :mod:`.resuming`); by default none.
     """
 
     #: Shows a compaction's note before the session rotates (set by the REPL); see :mod:`.compaction`.
@@ -107,6 +109,7 @@ class Agent:
         home: Any = None,
         config: Any = None,
         owns_store: bool = False,
+        writer: SessionWriter | None = None,
     ) -> None:
         if not routes:
             raise ValueError("an agent needs at least one model route")
@@ -115,6 +118,7 @@ class Agent:
         self.host = host
         self.store = store
         self.owns_store = owns_store
+        self.writer = writer or SessionWriter()  # a chat's holds a writer lease on its session
         self.budget = budget or IterationBudget(max_iterations)
         self.engine = engine
         self.source = source
@@ -163,16 +167,11 @@ class Agent:
     def _load_session(self, session_id: str) -> None:
         if self.store is None:
             raise ValueError("resuming a session needs a session store")
-        conversation = self.store.resume(session_id)
-        self.session_id = conversation.session["id"]
+        # Claimed for writing before anything is repaired or appended (or continued in a branch).
+        loaded = load_for_writing(self.store, session_id, self.writer, lambda text: self._emit("status", f"warning: {text}"))
+        self.session_id, self.system_prompt = loaded.session["id"], loaded.session.get("system_prompt")
+        self.messages, self._persisted = loaded.messages, loaded.persisted
         self._ended = None  # a resumed session can end again
-        self.system_prompt = conversation.session.get("system_prompt")
-        stored = conversation.messages
-        self.messages = repair_history(stored)
-        # Skipped results the repair appended (a crash between a model answer and
-        # its tools) are persisted; a repair inside the history stays in memory.
-        appended_only = self.messages[: len(stored)] == stored
-        self._persisted = len(stored) if appended_only else len(self.messages)
         self.turn = sum(1 for m in self.messages if m.get("role") == "user")
         self.tool_context.session_id = self.session_id
         self._flush()
@@ -184,6 +183,7 @@ class Agent:
         from ..store import new_session_id
 
         session_id = self.session_id or new_session_id()
+        self.writer.hold(session_id)  # a new id is always free; a resumed one is held already
         if self.memory is not None:
             self.memory.start(session_id)  # takes the snapshot the prompt freezes
         self.system_prompt = self._build_prompt(session_id)
@@ -262,9 +262,9 @@ class Agent:
 
     def close(self) -> None:
         """Release the key leases, stop listening to hooks (the engine), close the store if the agent opened it."""
-        for route in self.routes:
-            if route.lease is not None and hasattr(route.lease, "release"):
-                route.lease.release()
+        for lease in (*(route.lease for route in self.routes), self.writer):  # keys, and the session's writer lease
+            if lease is not None and hasattr(lease, "release"):
+                lease.release()
         if self.engine is not None:
             self.host.unregister(self.engine)
         if self.memory is not None:
@@ -560,6 +560,7 @@ class Agent:
         assert old is not None
         self._flush()
         new = new_session_id()
+        self.writer.hold(new)
         if self.memory is not None:
             self.memory.refresh_snapshot()
         # The system prompt is rebuilt at this boundary: memory written meanwhile and

@@ -128,6 +128,7 @@ def chat(
         on_event=display,
         ask_user=questions.ask_user if questions else None,
         approve=approver,
+        claim_writer=True,  # a session open in another chat is continued in a branch, never interleaved
     )
     if questions is not None:
         questions.on_cancel = agent.interrupt  # Ctrl-C at a question stops the turn
