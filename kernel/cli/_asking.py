@@ -276,8 +276,8 @@ class TerminalQuestions:
     def _ask_approval(self, subject: str, reason: str, cancelled: Callable[[], Exception]) -> bool:
         if self._cancelled.is_set():
             raise cancelled()  # Ctrl-C was pressed this turn already: nothing more is asked
-        err = self.err
         with self._paused():
+            err = self.err  # after the pause: while the spinner runs, stderr is its proxy (which reads markup)
             self.lines.discard_typeahead()
             limit = f"; no answer in {self.timeout:g} s means no" if self.timeout > 0 else ""
             err.write(f"\n! approval needed ({printable(redact_text(reason))}{limit}):\n"
@@ -305,8 +305,8 @@ class TerminalQuestions:
     def _ask_question(self, question: str, choices: list[str] | None, cancelled: Callable[[], Exception]) -> str:
         if self._cancelled.is_set():
             raise cancelled()
-        err = self.err
         with self._paused():
+            err = self.err
             err.write(f"\n? {printable(question)}\n")
             for number, choice in enumerate(choices or [], start=1):
                 err.write(f"  {number}. {printable(choice)}\n")
