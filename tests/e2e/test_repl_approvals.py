@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,10 +71,7 @@ def test_ctrl_c_at_the_prompt_is_no_and_the_repl_goes_on(fake_model_server: Fake
     pane = open_repl(server)
     pane.type("clean up the scratch repo")
     pane.wait_for(PROMPT)
-    # The prompt stays while the tool that asked is "running": no spinner draws over it.
-    import time
-
-    time.sleep(1.5)
+    time.sleep(1.5)  # the prompt stays while the tool that asked is "running": no spinner draws over it
     lines = pane.lines()
     assert _prompt_line(lines) == PROMPT and not any("running terminal" in line for line in lines), pane.screen()
     assert f"    {COMMAND}" in lines
@@ -91,7 +89,7 @@ def test_ctrl_c_at_the_prompt_is_no_and_the_repl_goes_on(fake_model_server: Fake
     assert pane.exit_status() == 0, pane.screen()
     assert (project / "scratch" / ".git" / "HEAD").exists()
     [result] = _tool_results(hermes_home)
-    assert result.startswith(f"[approval] cancelled with Ctrl-C, so denied and the turn stopped after ") and COMMAND in result
+    assert result.startswith("[approval] cancelled with Ctrl-C, so denied and the turn stopped after ") and COMMAND in result
     assert "did not run and the turn was stopped" in result
     # The model was told nothing ran; "y" reached it as an ordinary message.
     assert [r.body["messages"][-1]["content"] for r in server.requests[1:]] == ["y", "and now?"]
