@@ -12,19 +12,15 @@ the screen, asks, and hands the answer back. So:
 * keys typed before a question appeared are discarded (on a terminal), so a stray ``y`` meant
   for something else cannot answer it.
 
-Lines are read straight from the standard input descriptor (:class:`StdinLines`) so a deadline
-can be kept; a terminal hands over one line per read, so nothing is read ahead of ``input()``,
-which keeps line editing for the REPL's own messages.
+Answers are read straight from the standard input descriptor (:class:`~._lines.StdinLines`),
+so a deadline can be kept.
 """
 
 from __future__ import annotations
 
-import os
 import queue
-import select
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TextIO, TypeVar
@@ -32,99 +28,17 @@ from typing import Any, Generic, TextIO, TypeVar
 from ..approval_records import ApprovalCancelled, ApprovalTimedOut
 from ..redact import redact_text
 from ..tools import ToolError
+from ._lines import STDIN, StdinLines, read_line
+from ._review import review_compression
 from ._terminal import printable
 
-__all__ = ["DEFAULT_APPROVAL_TIMEOUT", "StdinLines", "TerminalQuestions", "read_line"]
+__all__ = ["DEFAULT_APPROVAL_TIMEOUT", "TerminalQuestions"]
 
 T = TypeVar("T")
 
 #: Seconds an approval prompt waits for an answer before it counts as no (``approvals.timeout``).
 DEFAULT_APPROVAL_TIMEOUT = 60.0
 _YES = ("y", "yes")
-
-
-def _is_tty(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
-
-
-class StdinLines:
-    """Lines of a descriptor (standard input), each read with an optional deadline.
-
-    Python's ``sys.stdin`` reads a pipe ahead into a buffer ``select`` cannot see, so on a pipe
-    every line the REPL reads comes through here; this keeps what was read ahead itself.
-    """
-
-    def __init__(self, fd: int = 0) -> None:
-        self.fd = fd
-        self._buffer = b""
-
-    @property
-    def is_tty(self) -> bool:
-        return _is_tty(self.fd)
-
-    def readline(self, timeout: float | None = None) -> str | None:
-        """The next line with its newline; ``""`` at end of input; None when ``timeout`` passed first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while b"\n" not in self._buffer:
-            wait = None if deadline is None else deadline - time.monotonic()
-            if wait is not None and wait <= 0:
-                return None
-            if not self._readable(wait):
-                continue
-            try:
-                chunk = os.read(self.fd, 65536)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:  # a closed or unusable descriptor is the end of input
-                chunk = b""
-            if not chunk:  # end of input (Ctrl-D on a terminal: this line only, never latched)
-                break
-            self._buffer += chunk
-        line, newline, self._buffer = self._buffer.partition(b"\n")
-        return (line + newline).decode("utf-8", "replace")
-
-    def _readable(self, wait: float | None) -> bool:
-        try:
-            return bool(select.select([self.fd], [], [], wait)[0])
-        except (OSError, ValueError):  # not selectable: read and block
-            return True
-
-    def discard_typeahead(self) -> None:
-        """Forget keys typed on a terminal before a question appeared (a pipe keeps its lines)."""
-        if not self.is_tty:
-            return
-        try:
-            import termios
-
-            termios.tcflush(self.fd, termios.TCIFLUSH)
-        except (ImportError, OSError):  # pragma: no cover - not POSIX
-            pass
-
-
-_STDIN = StdinLines(0)
-
-
-def read_line(prompt: str) -> str:
-    """One line the person types after ``prompt`` (``input()``'s contract: EOFError at end of input).
-
-    A terminal gets ``input()`` with readline's line editing and history; a pipe is read
-    through :class:`StdinLines`, which questions share.
-    """
-    if _STDIN.is_tty:
-        try:
-            import readline  # noqa: F401  # line editing and history where available
-        except ImportError:  # pragma: no cover - not on every platform
-            pass
-        return input(prompt)
-    sys.stdout.write(prompt)
-    sys.stdout.flush()
-    line = _STDIN.readline()
-    if not line:
-        raise EOFError
-    return line[:-1] if line.endswith("\n") else line
 
 
 @dataclass
@@ -152,7 +66,7 @@ class TerminalQuestions:
                  lines: StdinLines | None = None, err: TextIO | None = None) -> None:  # fmt: skip
         self.display = display
         self.timeout = timeout
-        self.lines = lines or _STDIN
+        self.lines = lines or STDIN
         self.on_cancel: Callable[[], None] | None = None
         self._err = err
         self._lock = threading.Lock()
@@ -190,27 +104,37 @@ class TerminalQuestions:
             self.on_cancel()
 
     def answer_pending(self, timeout: float) -> None:
-        """Ask the worker's waiting question, if one arrives within ``timeout`` seconds."""
+        """Ask the worker's waiting question, if one arrives within ``timeout`` seconds.
+
+        Ctrl-C while no question is being asked propagates (``run_turn`` interrupts the turn);
+        whenever it lands, the worker is never left waiting: it is answered, or it sees the
+        cancel and refuses its own unasked question.
+        """
+        question: _Question[Any] | None = None
         try:
             question = self._pending.get(timeout=timeout)
+            with self._lock:
+                if question.abandoned:
+                    return
+                question.started = True
+            question.result = question.ask()
         except queue.Empty:
             return
-        with self._lock:
-            if question.abandoned:
-                return
-            question.started = True
-        try:
-            question.result = question.ask()
         except KeyboardInterrupt:  # a question that let Ctrl-C through: still no, still the end of the turn
             self.cancel()
+            if question is None:
+                raise
             question.error = question.cancelled()
         except Exception as exc:
+            assert question is not None
             question.error = exc
         except BaseException:  # SIGTERM/SIGHUP: the worker is told no, the caller stops the turn
-            question.error = question.cancelled()
+            if question is not None:
+                question.error = question.cancelled()
             raise
         finally:
-            question.done.set()
+            if question is not None:
+                question.done.set()
 
     def _refuse(self, question: _Question[Any]) -> None:
         with self._lock:
@@ -260,7 +184,6 @@ class TerminalQuestions:
 
     def review_compression(self, note: str, fidelity: dict[str, Any] | None) -> tuple[str, str | None]:
         """``compression.review: ask`` during a turn: the review, asked on the main thread."""
-        from ._review import review_compression
 
         def review() -> tuple[str, str | None]:
             with self._paused():
@@ -271,7 +194,10 @@ class TerminalQuestions:
                     self.err.write("\n  · cancelled with Ctrl-C: the old context is kept, and the turn stops here\n")
                     return "cancel", None
 
-        return self._on_main(review, lambda: ToolError("the turn was stopped before the review"))
+        try:
+            return self._on_main(review, lambda: ToolError("the turn was stopped before the review"))
+        except ToolError:  # never asked (Ctrl-C first, or nobody at the terminal): keep the old context
+            return "cancel", None
 
     def _ask_approval(self, subject: str, reason: str, cancelled: Callable[[], Exception]) -> bool:
         if self._cancelled.is_set():
@@ -312,7 +238,7 @@ class TerminalQuestions:
                 err.write(f"  {number}. {printable(choice)}\n")
             err.flush()
             try:
-                answer = read_line("answer: ").strip() if self.lines is _STDIN else (self.lines.readline() or "").strip()
+                answer = read_line("answer: ").strip() if self.lines is STDIN else (self.lines.readline() or "").strip()
             except EOFError:
                 answer = ""
             except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from ..errors import HermesError
 from ..redact import redact_text
 from ._display import ChatDisplay
 from ._input import check_fits
+from ._lines import read_line
 
 __all__ = ["COMMANDS", "parse_command", "repl"]
 
@@ -18,9 +19,7 @@ _PROMPT = "› "
 
 
 def _read(prompt: str) -> str:
-    """One line typed at the REPL (a terminal keeps readline's editing; see ``_asking.read_line``)."""
-    from ._asking import read_line
-
+    """One line typed at the REPL (a terminal keeps readline's editing; see :mod:`._lines`)."""
     return read_line(prompt)
 
 

@@ -14,7 +14,8 @@ import pytest
 from hermes.kernel import ToolError
 from hermes.kernel.agent import AgentEvent
 from hermes.kernel.approval_records import ApprovalCancelled, ApprovalTimedOut
-from hermes.kernel.cli._asking import StdinLines, TerminalQuestions
+from hermes.kernel.cli._asking import TerminalQuestions
+from hermes.kernel.cli._lines import StdinLines
 from hermes.kernel.cli._display import ChatDisplay
 
 
