@@ -107,9 +107,10 @@ def chat(
     display = ChatDisplay(stream_text=not one_shot)
     from ..approval_records import RecordingApprover
     from ..approvals import approval_callback, approve_everything
-    from ._asking import TerminalQuestions
+    from ._asking import DEFAULT_APPROVAL_TIMEOUT, TerminalQuestions
 
-    questions = None if one_shot else TerminalQuestions(display, timeout=float(config.get("approvals.timeout", 60.0)))
+    timeout = float(config.get("approvals.timeout", DEFAULT_APPROVAL_TIMEOUT))
+    questions = None if one_shot else TerminalQuestions(display, timeout=timeout)
     approver = approval_callback(config, questions.approve if questions else None, yolo=yolo)
     if approver is not None:  # every decision is stored with the tool result it belongs to
         approver = RecordingApprover(approver, unasked=approver is approve_everything)

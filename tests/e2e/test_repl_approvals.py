@@ -59,6 +59,10 @@ def _session_id(home: Path) -> str:
         return conn.execute("SELECT id FROM sessions").fetchone()[0]
 
 
+def _repl_prompts(pane: TmuxPane) -> int:
+    return sum(1 for line in pane.lines() if line.startswith("›"))
+
+
 def _prompt_line(lines: list[str]) -> str:
     [line] = [line for line in lines if line.startswith(PROMPT)]
     return line
@@ -79,7 +83,9 @@ def test_ctrl_c_at_the_prompt_is_no_and_the_repl_goes_on(fake_model_server: Fake
     screen = pane.wait_for("cancelled with Ctrl-C: not allowed, and the turn stops here")
     pane.wait_for("interrupted; send another message to continue")
     assert _prompt_line(pane.lines()).startswith(PROMPT), screen  # the prompt line is intact (^C echoed after it)
+    prompts = _repl_prompts(pane)
     pane.keys("C-c")  # a second Ctrl-C, as the user in the issue pressed, changes nothing
+    pane.wait_for(lambda screen: _repl_prompts(pane) > prompts)  # the REPL asks for a message again
     pane.type("y")  # a late "y" is a message of its own: it answers no question
     pane.wait_for("Nothing ran, as you said.")
     assert (project / "scratch" / ".git" / "HEAD").exists(), "the cancelled command ran"
