@@ -118,7 +118,7 @@ class Agent:
         self.host = host
         self.store = store
         self.owns_store = owns_store
-        self.writer = writer or SessionWriter()  # a chat's holds a writer lease on its session
+        self.writer = writer or SessionWriter()  # a chat's agent leases its session; others hold nothing
         self.budget = budget or IterationBudget(max_iterations)
         self.engine = engine
         self.source = source
