@@ -257,6 +257,8 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("tools.allowed_paths", "list", [], "Folders the file tools may use without approval, besides the working directory."),
     _k("approvals.mode", "str", "ask", "ask: the REPL asks and -q refuses; off: approve everything but the deny list (--yolo).",
        choices=("ask", "off")),
+    _k("approvals.timeout", "float", 60.0, "Seconds the REPL's approval prompt waits for y or n; no answer counts as no. 0: wait forever.",
+       min=0, max=86_400),
     _k("store.backend", "str", "sqlite", "Session store plugin (hermes.session_stores); a store.url scheme overrides it.",
        plugin_group="hermes.session_stores"),
     _k("store.url", "str", None, "Where sessions live: empty for state.db, a path, sqlite:///path or postgresql://...", nullable=True),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .arguments import ArgumentsError, decode_arguments
+from .approval_records import collecting_decisions, with_decisions
 from .tools import Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
 
 if TYPE_CHECKING:
@@ -206,7 +207,9 @@ class ToolRegistry:
     def dispatch(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call; every failure becomes an error result, never an exception."""
         started = time.perf_counter()
-        result = self._dispatch(call, ctx)
+        with collecting_decisions() as decisions:  # the approvals this call asked for are stored with its result
+            result = self._dispatch(call, ctx)
+        result.content = with_decisions(result.content, decisions)
         result.duration = time.perf_counter() - started
         return result
 

@@ -139,6 +139,7 @@ MAPPED: tuple[Rule, ...] = (
     Rule("toolsets", "toolsets", _toolsets, "toolset names translated (hermes-cli: every kernel toolset)"),
     Rule("platform_toolsets.cli", "toolsets", _toolsets, "the CLI's toolsets; names translated as for toolsets"),
     Rule("approvals.mode", "approvals.mode", _approvals, "manual and smart become ask; off stays off"),
+    Rule("approvals.timeout", "approvals.timeout", note="seconds the REPL's approval prompt waits; no answer counts as no"),
     Rule("memory.memory_enabled", "memory.enabled"),
     Rule("memory.memory_char_limit", "memory.memory_limit"),
     Rule("memory.user_char_limit", "memory.user_limit"),
@@ -239,8 +240,8 @@ UNUSED: dict[str, str] = {
         "auto_prune", "retention_days", "vacuum_after_prune", "min_interval_hours", "min_vacuum_interval_days",
         "write_json_snapshots")},
     "tools.tool_search": "the kernel always sends the loaded tools' schemas",
-    **{f"approvals.{k}": "the kernel asks in the REPL and refuses in -q; no timeouts or extra confirmations" for k in (
-        "timeout", "cron_mode", "deny", "mcp_reload_confirm", "destructive_slash_confirm")},
+    **{f"approvals.{k}": "the kernel asks in the REPL and refuses in -q; no extra confirmations" for k in (
+        "cron_mode", "deny", "mcp_reload_confirm", "destructive_slash_confirm")},
     "command_allowlist": "approved command patterns are per session in the kernel (serve: serve.allowed_commands)",
     "mcp.auto_reload_on_config_change": "MCP servers are read when a session starts",
     "mcp_discovery_timeout": "set mcp.connect_timeout",

@@ -153,6 +153,7 @@ def build_agent(
     routes: Sequence[ModelRoute] | None = None,
     tenant: str | None = None,
     wrap_client: ClientWrapper | None = None,
+    claim_writer: bool = False,
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config).
 
@@ -165,6 +166,9 @@ def build_agent(
     ``routes`` (those are the caller's, wrapped as it likes): the routes from
     config, the auxiliary summary model, and each sub-agent's ``delegation``
     model, so a caller that meters calls sees all of them.
+    ``claim_writer`` makes the agent its session's only writer (a chat: a
+    session open in another process is continued in a branch; see
+    :mod:`.resuming`); a server serialises its turns per session itself.
     """
     from ..memory import MemoryManager
     from ..store import open_store
@@ -191,6 +195,7 @@ def build_agent(
         tools.add(tool)  # an engine's own tools (e.g. recall of what it compressed) reach the model too
     home.ensure()
     store = open_store(config, home, host)
+    from .resuming import SessionWriter
     from .wiring import prompt_extras, review_schedules
 
     work_dir = cwd or Path.cwd()
@@ -222,6 +227,7 @@ def build_agent(
             config=config,
             owns_store=True,
             tenant=tenant,
+            writer=SessionWriter(store) if claim_writer else None,
         )
     except BaseException:
         store.close()  # a session not found (another tenant's, say) leaves no connection behind in a server

@@ -8,6 +8,8 @@ from typing import Any
 
 __all__ = [
     "CLIENT_TOOLS",
+    "NO_RESULT",
+    "NO_RESULT_MARKER",
     "SKIPPED_RESULT",
     "defuse_fences",
     "fence_carry_over",
@@ -16,7 +18,14 @@ __all__ = [
     "unanswered_tool_calls",
 ]
 
+#: The result of a call the loop never started (the turn was interrupted before its batch).
 SKIPPED_RESULT = "skipped: this call did not run (the turn was interrupted before it); run it again if it is still needed"
+#: The result :func:`repair_history` gives a call whose result was never stored: it may have run.
+NO_RESULT = (
+    "no result: none was stored for this call (the turn stopped before its result was saved). It may not "
+    "have run, or may have run without its result being kept; check its effects before running it again"
+)
+NO_RESULT_MARKER = "no_result"
 #: The marker of an assistant message whose tool calls an API client runs (its results continue the turn).
 CLIENT_TOOLS = "client_tools"
 
@@ -89,42 +98,60 @@ def unanswered_tool_calls(messages: Sequence[dict[str, Any]]) -> list[dict[str, 
     return []
 
 
+def _answers(messages: Sequence[dict[str, Any]]) -> dict[int, list[int]]:
+    """For each assistant message (by index), the indexes of the stored results of its calls.
+
+    A result belongs to the latest call with its id before it, wherever it was stored: two
+    writers (or an old interleaved history) can put other messages between a call and its result.
+    """
+    waiting: dict[str, list[int]] = {}  # call id -> assistant indexes still without its result
+    answers: dict[int, list[int]] = {}
+    for index, message in enumerate(messages):
+        if message.get("role") == "assistant":
+            for call in message.get("tool_calls") or ():
+                waiting.setdefault(str(call.get("id")), []).append(index)
+        elif message.get("role") == "tool":
+            owners = waiting.get(str(message.get("tool_call_id")))
+            if owners:
+                answers.setdefault(owners.pop(), []).append(index)
+    return answers
+
+
 def repair_history(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A copy where every tool call has exactly one result right after its assistant message.
 
-    Calls without a result (a crash or an interrupt between the model's answer
-    and the tools) get a "skipped" result; results whose call is not in the
-    assistant message before them are dropped (providers reject orphans).
+    A result stored further on (other messages between it and its call) is moved up to its
+    call. A call with no stored result anywhere (a crash or an interrupt between the model's
+    answer and the tools' results) gets a "no result" result, which never claims the call did
+    not run. Results whose call is not before them are dropped (providers reject orphans). The
+    last calls of a turn handed to an API client stay open for its results.
     """
+    answers = _answers(messages)
+    last = max((i for i, m in enumerate(messages) if m.get("role") != "tool"), default=-1)
     repaired: list[dict[str, Any]] = []
-    open_calls: dict[str, dict[str, Any]] = {}
-
-    def close_open() -> None:
-        for call_id, call in open_calls.items():
+    for index, message in enumerate(messages):
+        if message.get("role") == "tool":
+            continue  # placed after its call below, or an orphan
+        repaired.append(dict(message))
+        calls = (message.get("tool_calls") or ()) if message.get("role") == "assistant" else ()
+        if not calls:
+            continue
+        found = [messages[i] for i in answers.get(index, ())]
+        repaired.extend(dict(m) for m in found)
+        if index == last and message.get("marker") == CLIENT_TOOLS:
+            continue
+        answered = [str(m.get("tool_call_id")) for m in found]
+        for call in calls:
+            if str(call.get("id")) in answered:
+                answered.remove(str(call.get("id")))
+                continue
             repaired.append(
                 {
                     "role": "tool",
-                    "tool_call_id": call_id,
+                    "tool_call_id": str(call.get("id")),
                     "tool_name": (call.get("function") or {}).get("name", ""),
-                    "content": SKIPPED_RESULT,
-                    "marker": "skipped",
+                    "content": NO_RESULT,
+                    "marker": NO_RESULT_MARKER,
                 }
             )
-        open_calls.clear()
-
-    for message in messages:
-        role = message.get("role")
-        if role == "tool":
-            if message.get("tool_call_id") in open_calls:
-                del open_calls[message["tool_call_id"]]
-                repaired.append(dict(message))
-            continue  # an orphan result
-        close_open()
-        repaired.append(dict(message))
-        if role == "assistant":
-            for call in message.get("tool_calls") or ():
-                open_calls[str(call.get("id"))] = call
-    last = next((m for m in reversed(repaired) if m.get("role") != "tool"), None)
-    if not (last and last.get("role") == "assistant" and last.get("marker") == CLIENT_TOOLS):
-        close_open()  # the last calls of a turn handed to an API client stay open for its results
     return repaired

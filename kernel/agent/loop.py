@@ -38,6 +38,7 @@ from .calling import CallOutcome, Interrupted, ModelRoute, call_with_stream
 from .turn_state import _TurnFailed, _TurnState, _carry_over_text, _wire_message, offered_schemas, split_client_calls
 from .history import CLIENT_TOOLS, SKIPPED_RESULT, fence_memory_context
 from .sessions import ensure_session, load_session
+from .resuming import SessionWriter
 
 __all__ = ["Agent", "AgentEvent", "EMPTY_ANSWER"]
 
@@ -73,6 +74,7 @@ class Agent:
     :param engine: the active context engine, or None (context overflow then fails).
     :param interactive: True in the REPL: ``ask_user`` and ``approve`` are used.
     :param tenant: whose sessions these are (None: no tenant's); see :mod:`.sessions`.
+    :param writer: the writer lease of its session (a chat's; see :mod:`.resuming`); by default none.
     """
 
     #: Shows a compaction's note before the session rotates (set by the REPL); see :mod:`.compaction`.
@@ -110,6 +112,7 @@ class Agent:
         config: Any = None,
         owns_store: bool = False,
         tenant: str | None = None,
+        writer: SessionWriter | None = None,
     ) -> None:
         if not routes:
             raise ValueError("an agent needs at least one model route")
@@ -118,6 +121,7 @@ class Agent:
         self.host = host
         self.store = store
         self.owns_store = owns_store
+        self.writer = writer or SessionWriter()  # a chat's agent leases its session; others hold nothing
         self.budget = budget or IterationBudget(max_iterations)
         self.engine = engine
         self.source = source
@@ -238,9 +242,9 @@ class Agent:
 
     def close(self) -> None:
         """Release the key leases, stop listening to hooks (the engine), close the store if the agent opened it."""
-        for route in self.routes:
-            if route.lease is not None and hasattr(route.lease, "release"):
-                route.lease.release()
+        for lease in (*(route.lease for route in self.routes), self.writer):  # keys, and the session's writer lease
+            if lease is not None and hasattr(lease, "release"):
+                lease.release()
         if self.engine is not None:
             self.host.unregister(self.engine)
         if self.memory is not None:

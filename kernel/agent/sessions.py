@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..store.errors import SessionNotFoundError
 from ..store.rows import new_session_id
 from ..store.tenants import require_tenant_session, visible_to
-from .history import repair_history
+from .resuming import load_for_writing
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -31,18 +31,15 @@ def load_session(agent: Agent, session_id: str) -> None:
         raise ValueError("resuming a session needs a session store")
     if agent.tenant is not None:
         require_tenant_session(agent.store, session_id, agent.tenant)  # before anything of it is read
-    conversation = agent.store.resume(session_id)
-    if not visible_to(conversation.session, agent.tenant):  # a tip outside the tenant: a link made by hand
-        raise SessionNotFoundError(session_id)
-    agent.session_id = conversation.session["id"]
+        tip = agent.store.resume(session_id).session
+        if not visible_to(tip, agent.tenant):  # a tip outside the tenant: a link made by hand
+            raise SessionNotFoundError(session_id)
+    # Claimed for writing before anything is repaired or appended (or continued in a branch).
+    loaded = load_for_writing(agent.store, session_id, agent.writer, lambda text: agent._emit("status", f"warning: {text}"))
+    agent.session_id = loaded.session["id"]
     agent._ended = None  # a resumed session can end again
-    agent.system_prompt = conversation.session.get("system_prompt")
-    stored = conversation.messages
-    agent.messages = repair_history(stored)
-    # Skipped results the repair appended (a crash between a model answer and
-    # its tools) are persisted; a repair inside the history stays in memory.
-    appended_only = agent.messages[: len(stored)] == stored
-    agent._persisted = len(stored) if appended_only else len(agent.messages)
+    agent.system_prompt = loaded.session.get("system_prompt")
+    agent.messages, agent._persisted = loaded.messages, loaded.persisted
     agent.turn = sum(1 for m in agent.messages if m.get("role") == "user")
     agent.tool_context.session_id = agent.session_id
     agent._flush()
@@ -59,6 +56,7 @@ def ensure_session(agent: Agent) -> str:
     existing = None if store is None or agent.session_id is None else store.get_session(session_id)
     if existing is not None and not visible_to(existing, agent.tenant):
         raise SessionNotFoundError(session_id)
+    agent.writer.hold(session_id)  # a new id is always free; a resumed one is held already
     if agent.memory is not None:
         agent.memory.start(session_id)  # takes the snapshot the prompt freezes
     agent.system_prompt = agent._build_prompt(session_id)
@@ -93,6 +91,7 @@ def rotate(agent: Agent, messages: list[dict[str, Any]]) -> None:
     assert old is not None
     agent._flush()
     new = new_session_id()
+    agent.writer.hold(new)
     if agent.memory is not None:
         agent.memory.refresh_snapshot()
     # The system prompt is rebuilt at this boundary: memory written meanwhile and

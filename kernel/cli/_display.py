@@ -44,6 +44,8 @@ class ChatDisplay:
         self.streamed = False
         self._turn_text: list[str] = []
         self._spinner: Any = None
+        self._label: str | None = None  # what the spinner says while a tool runs
+        self._paused = False  # a question is on the screen: nothing may draw over it
         self._pending = ""  # streamed text not yet written (see _write_pending)
         self._lock = threading.Lock()
 
@@ -96,18 +98,40 @@ class ChatDisplay:
 
     def _start_spinner(self, label: str) -> None:
         self._stop_spinner()
-        if self.err.isatty():
-            from rich.console import Console
-
-            self._spinner = Console(file=self.err).status(f"running {label}")
-            self._spinner.start()
-        else:
+        self._label = label
+        if not self.err.isatty():
             self.err.write(f"  → {label}\n")
+        elif not self._paused:
+            self._spin()
+
+    def _spin(self) -> None:
+        from rich.console import Console
+
+        self._spinner = Console(file=self.err).status(f"running {self._label}")
+        self._spinner.start()
 
     def _stop_spinner(self) -> None:
+        self._label = None
+        self._hide_spinner()
+
+    def _hide_spinner(self) -> None:
         if self._spinner is not None:
-            self._spinner.stop()
+            self._spinner.stop()  # transient: the spinner's line is erased, the cursor back at its start
             self._spinner = None
+
+    def pause(self) -> None:
+        """Take the spinner off the screen while the user is asked something (an approval, a question)."""
+        with self._lock:
+            self._paused = True
+            self._hide_spinner()
+            self._end_text_line()
+
+    def resume(self, *, spin: bool = True) -> None:
+        """Let progress draw again once the question is answered; ``spin`` brings back the running tool's spinner."""
+        with self._lock:
+            self._paused = False
+            if spin and self._label is not None and self._spinner is None and self.err.isatty():
+                self._spin()
 
     def start_turn(self) -> None:
         self._turn_text = []

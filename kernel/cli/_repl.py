@@ -11,35 +11,16 @@ from ..errors import HermesError
 from ..redact import redact_text
 from ._display import ChatDisplay
 from ._input import check_fits
+from ._lines import read_line
 
-__all__ = ["COMMANDS", "approve", "ask_user", "parse_command", "repl"]
+__all__ = ["COMMANDS", "parse_command", "repl"]
 
 _PROMPT = "› "
 
 
 def _read(prompt: str) -> str:
-    try:
-        import readline  # noqa: F401  # line editing and history where available
-    except ImportError:  # pragma: no cover - not on every platform
-        pass
-    return input(prompt)
-
-
-def ask_user(question: str, choices: list[str] | None) -> str:
-    """The clarify tool's question, answered at the terminal."""
-    print(f"\n? {question}", file=sys.stderr)
-    for number, choice in enumerate(choices or [], start=1):
-        print(f"  {number}. {choice}", file=sys.stderr)
-    answer = _read("answer: ").strip()
-    if choices and answer.isdigit() and 1 <= int(answer) <= len(choices):
-        return choices[int(answer) - 1]
-    return answer
-
-
-def approve(subject: str, reason: str) -> bool:
-    """Ask before something that needs approval runs (a dangerous command, a path outside the workspace)."""
-    print(f"\n! approval needed ({redact_text(reason)}):\n    {redact_text(subject)}", file=sys.stderr)
-    return _read("allow it? [y/N] ").strip().lower() in ("y", "yes")
+    """One line typed at the REPL (a terminal keeps readline's editing; see :mod:`._lines`)."""
+    return read_line(prompt)
 
 
 def _usage(agent: Any, args: list[str]) -> str:
@@ -126,10 +107,13 @@ def parse_command(line: str) -> tuple[str, list[str]]:
     return name, args
 
 
-def _run_command(handler: Any, agent: Any, args: list[str]) -> str:
+def _run_command(handler: Any, agent: Any, args: list[str], questions: Any = None) -> str:
     """Run a slash command in a worker thread: Ctrl-C interrupts it (a /compress abandons its
-    summary call) and the REPL goes on, instead of the KeyboardInterrupt ending the REPL."""
+    summary call) and the REPL goes on, instead of the KeyboardInterrupt ending the REPL; the
+    command's questions (/compress --review) are asked on the main thread meanwhile."""
     import threading
+
+    from .chat import wait_interruptibly
 
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -142,38 +126,32 @@ def _run_command(handler: Any, agent: Any, args: list[str]) -> str:
         finally:
             done.set()
 
+    if questions is not None:
+        questions.begin_turn()
     threading.Thread(target=work, name="hermes-command", daemon=True).start()
-    interrupted = False
-    while not done.is_set():
-        try:
-            done.wait(0.1)
-        except KeyboardInterrupt:
-            if not interrupted:
-                print("\n  · interrupting the command…", file=sys.stderr)
-            interrupted = True
-            agent.interrupt()
+    interrupted = wait_interruptibly(agent, done, questions, note="interrupting the command…")
     if "exception" in outcome:
         raise outcome["exception"]
     text = str(outcome.get("text") or "")
     return f"{text} (interrupted)" if interrupted else text
 
 
-def _turn(agent: Any, line: str) -> dict[str, Any]:
+def _turn(agent: Any, line: str, questions: Any) -> dict[str, Any]:
     """One turn; when the session was deleted under the REPL, say so and go on in a new one."""
     from ..store import SessionNotFoundError
     from .chat import run_turn
 
     try:
-        return run_turn(agent, line)
+        return run_turn(agent, line, questions)
     except SessionNotFoundError:
         lost = agent.session_id
         agent.discard_lost_session()
         print(f"  · session {lost} no longer exists (deleted by `hermes sessions delete` or `prune`); "
               "continuing in a new session", file=sys.stderr)  # fmt: skip
-        return run_turn(agent, line)
+        return run_turn(agent, line, questions)
 
 
-def repl(agent: Any, display: ChatDisplay) -> None:
+def repl(agent: Any, display: ChatDisplay, questions: Any = None) -> None:
     """Read messages until /exit or end of input; each runs as one turn."""
 
     print("hermes chat: type a message, /help for commands, /exit to leave.", file=sys.stderr)
@@ -201,7 +179,7 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                           f"with /, type it as //{line[1:]}", file=sys.stderr)  # fmt: skip
                     continue
                 try:
-                    print(redact_text(_run_command(handler[0], agent, args)), file=sys.stderr)
+                    print(redact_text(_run_command(handler[0], agent, args, questions)), file=sys.stderr)
                 except HermesError as exc:
                     print(f"error: {exc}", file=sys.stderr)
                 continue
@@ -211,7 +189,7 @@ def repl(agent: Any, display: ChatDisplay) -> None:
                 print(f"error: {exc}", file=sys.stderr)
                 continue
             display.start_turn()
-            result = _turn(agent, line)
+            result = _turn(agent, line, questions)
             display.finish()
             answer = result.get("final_response") or ""
             if answer and not display.showed(answer):

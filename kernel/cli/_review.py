@@ -10,13 +10,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ._lines import read_line
+
 __all__ = ["review_compression"]
 
 
 def _read(prompt: str) -> str:
-    from ._repl import _read as read
-
-    return read(prompt)
+    return read_line(prompt)
 
 
 def _edit(note: str) -> str | None:

@@ -14,7 +14,7 @@ from ..errors import HermesError
 from . import _signals
 from ._state import state
 
-__all__ = ["chat", "run_turn"]
+__all__ = ["chat", "run_turn", "wait_interruptibly"]
 
 
 class OneShotInterrupted(HermesError):
@@ -23,13 +23,13 @@ class OneShotInterrupted(HermesError):
     exit_code = 130
 
 
-def run_turn(agent: Any, message: str, *, one_shot: bool = False) -> dict[str, Any]:
+def run_turn(agent: Any, message: str, questions: Any = None, *, one_shot: bool = False) -> dict[str, Any]:
     """Run one turn in a worker thread so Ctrl-C interrupts it cooperatively.
 
     The first Ctrl-C asks the agent to stop at the next safe point; the turn
-    then finishes persisting and returns flagged as interrupted. Later presses
-    only repeat the request; in a ``one_shot`` they stay ignored after the turn,
-    so the session is saved and ended however many times Ctrl-C is pressed.
+    then finishes persisting and returns flagged as interrupted. ``questions``
+    (a :class:`~._asking.TerminalQuestions`) gets the main thread while it
+    waits, to ask what the turn's tools need asked (approvals, clarify).
     """
     outcome: dict[str, Any] = {}
     done = threading.Event()
@@ -46,29 +46,54 @@ def run_turn(agent: Any, message: str, *, one_shot: bool = False) -> dict[str, A
         # A process started in the background inherits SIGINT ignored; Ctrl-C
         # (or kill -INT) must still interrupt the turn.
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if questions is not None:
+        questions.begin_turn()
     threading.Thread(target=work, name="hermes-turn", daemon=True).start()
-    pressed = False
-    # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
-    # thread looking finished while it still runs (CPython before 3.13).
-    while not done.is_set():
-        try:
-            done.wait(0.1)
-        except KeyboardInterrupt:
-            agent.interrupt()
-            pressed = True
-            print("\n  · interrupting at the next safe point…", file=sys.stderr)
-            if threading.current_thread() is threading.main_thread():
-                # From now on a press can land between any two lines below: it only interrupts.
-                signal.signal(signal.SIGINT, lambda signum, frame: agent.interrupt())
-        except _signals.Terminated:
-            agent.interrupt()  # tools stop their process groups, the model call is abandoned
-            done.wait(_signals.GRACE_SECONDS)
-            raise
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN if one_shot and pressed else signal.default_int_handler)
+    wait_interruptibly(agent, done, questions, one_shot=one_shot)
     if "exception" in outcome:
         raise outcome["exception"]
     return outcome
+
+
+def wait_interruptibly(agent: Any, done: threading.Event, questions: Any = None, *, one_shot: bool = False,
+                       note: str = "interrupting at the next safe point…") -> bool:  # fmt: skip
+    """Wait on the main thread for a worker (a turn, a slash command) to set ``done``.
+
+    Ctrl-C interrupts the agent and cancels pending questions; later presses only
+    repeat that (they cannot land between two lines of the cleanup), and in a
+    ``one_shot`` they stay ignored afterwards, so the exit is the same however
+    many times Ctrl-C is pressed. Returns whether Ctrl-C was pressed.
+    """
+    pressed = False
+    main = threading.current_thread() is threading.main_thread()
+    # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
+    # thread looking finished while it still runs (CPython before 3.13).
+    try:
+        while not done.is_set():
+            try:
+                if questions is None:
+                    done.wait(0.1)
+                else:
+                    questions.answer_pending(0.1)
+            except KeyboardInterrupt:
+                agent.interrupt()
+                if questions is not None:
+                    questions.cancel()  # a question not yet asked is answered no
+                if not pressed:
+                    print(f"\n  · {note}", file=sys.stderr)
+                pressed = True
+                if main:
+                    signal.signal(signal.SIGINT, lambda signum, frame: agent.interrupt())
+            except _signals.Terminated:
+                agent.interrupt()  # tools stop their process groups, the model call is abandoned
+                done.wait(_signals.GRACE_SECONDS)
+                raise
+    finally:
+        if questions is not None:
+            questions.end_turn()
+        if main:
+            signal.signal(signal.SIGINT, signal.SIG_IGN if one_shot and pressed else signal.default_int_handler)
+    return pressed
 
 
 def _finish_reviews(agent: Any, timeout: float = 120.0) -> None:
@@ -110,10 +135,15 @@ def chat(
     warn_unknown_keys(app_state)
     one_shot = query is not None
     display = ChatDisplay(stream_text=not one_shot)
-    from ..approvals import approval_callback
-    from ._repl import ask_user, approve
+    from ..approval_records import RecordingApprover
+    from ..approvals import approval_callback, approve_everything
+    from ._asking import DEFAULT_APPROVAL_TIMEOUT, TerminalQuestions
 
-    approver = approval_callback(config, None if one_shot else approve, yolo=yolo)
+    timeout = float(config.get("approvals.timeout", DEFAULT_APPROVAL_TIMEOUT))
+    questions = None if one_shot else TerminalQuestions(display, timeout=timeout)
+    approver = approval_callback(config, questions.approve if questions else None, yolo=yolo)
+    if approver is not None:  # every decision is stored with the tool result it belongs to
+        approver = RecordingApprover(approver, unasked=approver is approve_everything)
     if yolo:
         print("  · --yolo: commands and paths that need approval run without asking", file=sys.stderr)
 
@@ -127,9 +157,12 @@ def chat(
         resume=resume,
         interactive=not one_shot,
         on_event=display,
-        ask_user=None if one_shot else ask_user,
+        ask_user=questions.ask_user if questions else None,
         approve=approver,
+        claim_writer=True,  # a session open in another chat is continued in a branch, never interleaved
     )
+    if questions is not None:
+        questions.on_cancel = agent.interrupt  # Ctrl-C at a question stops the turn
     _signals.install()
     if one_shot:
         assert query is not None
@@ -162,10 +195,11 @@ def chat(
             )
         raise HermesError(describe_result(result))
     from ._repl import repl
-    from ._review import review_compression
 
-    agent.review_compression = review_compression  # /compress --review and compression.review: ask
+    assert questions is not None
+    # /compress --review asks on the main thread at once; compression.review: ask during a turn through it.
+    agent.review_compression = questions.review_compression
     try:
-        repl(agent, display)
+        repl(agent, display, questions)
     except _signals.Terminated as stop:  # the REPL already ended the session with the signal's reason
         _signals.leave(stop)

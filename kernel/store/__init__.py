@@ -15,6 +15,7 @@ from .opening import STORE_GROUP, open_store, store_settings
 from .session_store import SessionNotFoundError, SQLiteSessionStore, TitleInUseError, new_session_id
 from .tenants import require_tenant_session, tenant_session, visible_to
 from .titles import sanitize_title
+from .writers import WriterClaim, holder_text
 
 __all__ = [
     "Conversation",
@@ -28,8 +29,10 @@ __all__ = [
     "SessionUsage",
     "StoreBusyError",
     "TitleInUseError",
+    "WriterClaim",
     "combine_cost_status",
     "fts_query",
+    "holder_text",
     "new_session_id",
     "open_store",
     "require_tenant_session",

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..usage import CanonicalUsage, CostResult
     from .accounting import SessionUsage
     from .search import SearchHit, SortOrder
+    from .writers import WriterClaim
 
 __all__ = ["Conversation", "HealthCheck", "ImportResult", "SessionStore"]
 
@@ -187,6 +188,20 @@ class SessionStore(abc.ABC):
     @abc.abstractmethod
     def get_messages(self, session_id: str) -> list[dict[str, Any]]:
         """Every message of a session, oldest first, content decoded exactly."""
+
+    #: True when :meth:`claim_writer` leases for real: a claim another live one holds is refused.
+    writer_leases: bool = False
+
+    def claim_writer(self, session_id: str) -> WriterClaim:
+        """Mark ``session_id`` open for writing by this process until released or the process ends.
+
+        While another claim holds it, the claim is refused (``granted`` False, ``holder`` naming
+        who). A chat claims its session before it repairs or appends anything (see
+        :mod:`hermes.kernel.store.writers`). This default grants every claim unchecked.
+        """
+        from .writers import WriterClaim
+
+        return WriterClaim(session_id, enforced=False)
 
     # -- lineage -----------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from .sqlite_bulk import PRUNE_ACTIVE_WITHIN_S, RemovalAndCopy  # noqa: F401 - P
 from .search import SearchHit, SortOrder, search_messages
 from .tenants import title_in_use
 from .titles import next_numbered_title, sanitize_title
+from .writers import FileWriterLeases, WriterClaim
 
 __all__ = [
     "CHAT_COLUMNS",
@@ -381,6 +382,14 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             lambda c: c.execute(f"SELECT {cols} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
         )
         return [_decode_message(row) for row in rows]
+
+    writer_leases = True
+
+    def claim_writer(self, session_id: str) -> WriterClaim:
+        """A ``flock``-ed file in ``<state.db>.writers/`` (see :class:`~.writers.FileWriterLeases`)."""
+        if self.readonly:  # it never writes, so it never needs the session to itself
+            return WriterClaim(session_id, enforced=False)
+        return FileWriterLeases(Path(str(self.path) + ".writers")).claim(session_id)
 
     # -- lineage ---------------------------------------------------------------
 

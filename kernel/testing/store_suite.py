@@ -205,6 +205,32 @@ class SessionStoreConformance(TenantConformance):
         with pytest.raises(SessionNotFoundError):
             store.branch("missing")
 
+    def test_one_writer_lease_per_session(self, store: SessionStore, make_store: Callable[[], SessionStore]) -> None:
+        sid, other = store.create_session(), store.create_session()
+        first = store.claim_writer(sid)
+        assert first.granted and first.session_id == sid
+        second_handle = make_store()
+        try:
+            second = second_handle.claim_writer(sid)
+            if not store.writer_leases:  # a backend without leases grants every claim, and says so
+                assert second.granted and not second.enforced
+                return
+            assert not second.granted and second.enforced and "hermes" in (second.holder or "")
+            elsewhere = second_handle.claim_writer(other)
+            assert elsewhere.granted  # leases are per session
+            elsewhere.release()
+            first.release()
+            first.release()  # idempotent
+            third = second_handle.claim_writer(sid)
+            assert third.granted
+            refused = store.claim_writer(sid)
+            assert not refused.granted
+            refused.release()  # a refused claim has nothing to release
+            third.release()
+            store.claim_writer(sid).release()
+        finally:
+            second_handle.close()
+
     def test_compression_chain_resumes_at_its_tip(self, store: SessionStore) -> None:
         first = store.create_session(title="Long task", system_prompt="old prompt")
         store.append_messages(first, [{"role": "user", "content": f"m{i}"} for i in range(5)])

@@ -215,7 +215,7 @@ def test_killed_mid_turn_then_resumed_loses_no_completed_step(fake_model_server:
     assert (result.returncode, result.stdout) == (0, "resumed after the crash\n"), result.stderr
     sent = server.requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "assistant", "tool", "user"]
-    assert "step one done" in sent[3]["content"] and sent[5]["content"].startswith("skipped")
+    assert "step one done" in sent[3]["content"] and sent[5]["content"].startswith("no result")
 
 
 def _has_rows(home: Path, sql: str) -> bool:

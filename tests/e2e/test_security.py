@@ -87,8 +87,11 @@ def test_secrets_read_by_tools_never_reach_the_model_the_store_or_any_screen(
     assert "postgres://app:[REDACTED:password]@db" in first_results[0]
     assert leaked(result.stdout + result.stderr) == []
     # state.db, its WAL and SHM: private, and no secret in their bytes
-    db_files = [p for p in hermes_home.iterdir() if p.name.startswith("state.db")]
+    db_files = [p for p in hermes_home.iterdir() if p.name.startswith("state.db") and not p.is_dir()]
     assert hermes_home / "state.db" in db_files
+    writers = hermes_home / "state.db.writers"  # the sessions' writer leases: a private folder
+    assert stat.S_IMODE(writers.stat().st_mode) == 0o700
+    db_files += list(writers.iterdir())
     for path in db_files:
         assert private(path), path
         assert leaked(path.read_bytes().decode("latin-1")) == [], path

@@ -26,6 +26,7 @@ from hermes.kernel.store import (
     SessionNotFoundError,
     SessionStore,
     SessionUsage,
+    WriterClaim,
     new_session_id,
     sanitize_title,
 )
@@ -48,6 +49,7 @@ from .bulk import RemovalAndCopy
 from .connection import _commit_without_waiting, _reason, _unique_error, _check_title_free, _insert_rows, _ancestry, _compression_tip
 from .rows import _APPEND, _APPEND_ONE, _ATTEMPTS, _COMPACTION_COLS, _COPY_COLS, _FLUSH, _MESSAGE_COLS, _SESSION_COLS, _UPSERT_COMPACTION, _row, _text
 from .search import search as _search
+from .writers import claim_writer
 
 __all__ = ["PostgresSessionStore"]
 
@@ -78,7 +80,7 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}")
         self.synchronous = synchronous
-        timeout = max(1, int(connect_timeout))
+        timeout = self.connect_timeout = max(1, int(connect_timeout))
         # One plain connection first: a wrong URL fails at once with the server's
         # reason (the pool would retry in the background), and migrations run on it.
         try:
@@ -311,6 +313,12 @@ class PostgresSessionStore(RemovalAndCopy, SessionStore):
             lambda c: c.execute(f"SELECT {_MESSAGE_COLS} FROM messages WHERE session_id = %s ORDER BY seq", (session_id,)).fetchall()
         )
         return [decode_message(row) for row in rows]
+
+    writer_leases = True
+
+    def claim_writer(self, session_id: str) -> WriterClaim:
+        """An advisory lock on a connection of its own: it covers every host (see :mod:`.writers`)."""
+        return claim_writer(self.url, session_id, self.connect_timeout)
 
     # -- lineage -------------------------------------------------------------------
 

@@ -54,6 +54,6 @@ def test_open_client_calls_are_closed_only_mid_history() -> None:
     waiting = [{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": [call], "marker": CLIENT_TOOLS}]
     assert repair_history(waiting) == waiting
     moved_on = repair_history([*waiting, {"role": "user", "content": "never mind"}])
-    assert [m["role"] for m in moved_on] == ["user", "assistant", "tool", "user"] and moved_on[2]["marker"] == "skipped"
+    assert [m["role"] for m in moved_on] == ["user", "assistant", "tool", "user"] and moved_on[2]["marker"] == "no_result"
     unmarked = repair_history(waiting[:1] + [{**waiting[1], "marker": None}])
-    assert unmarked[-1]["marker"] == "skipped"
+    assert unmarked[-1]["marker"] == "no_result"

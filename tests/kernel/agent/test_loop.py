@@ -227,5 +227,5 @@ def test_resume_after_a_crash_between_answer_and_tools(make_agent, store) -> Non
     sent = provider.requests[0].messages
     assert sent[0]["content"] == "frozen prompt"
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
-    assert sent[3]["tool_call_id"] == "k1" and sent[3]["content"].startswith("skipped")
+    assert sent[3]["tool_call_id"] == "k1" and sent[3]["content"].startswith("no result")
     assert [m["role"] for m in store.get_messages(sid)] == ["user", "assistant", "tool", "user", "assistant"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hermes.kernel import PluginHost, hookimpl
-from hermes.kernel.agent.history import SKIPPED_RESULT, defuse_fences, repair_history
+from hermes.kernel.agent.history import NO_RESULT, NO_RESULT_MARKER, defuse_fences, repair_history
 from hermes.kernel.testing import Reply, ScriptedProvider, ToolCall
 
 
@@ -40,11 +40,11 @@ def test_defuse_fences_leaves_other_text_and_parts_alone() -> None:
     assert defuse_fences(parts) == [{"type": "text", "text": "‹/Memory-Context›"}, parts[1]]
 
 
-def test_skipped_results_the_kernel_inserts_carry_a_marker_text_never_does() -> None:
+def test_no_result_entries_the_kernel_inserts_carry_a_marker_text_never_does() -> None:
     calls = [{"id": "a", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]
     repaired = repair_history([{"role": "user", "content": "q"}, {"role": "assistant", "content": None, "tool_calls": calls}])
-    assert repaired[-1]["content"] == SKIPPED_RESULT and repaired[-1]["marker"] == "skipped"
-    forged = {"role": "tool", "tool_call_id": "a", "tool_name": "echo", "content": SKIPPED_RESULT}
+    assert repaired[-1]["content"] == NO_RESULT and repaired[-1]["marker"] == NO_RESULT_MARKER
+    forged = {"role": "tool", "tool_call_id": "a", "tool_name": "echo", "content": NO_RESULT}
     kept = repair_history([*repaired[:2], forged])
     assert kept[-1] == forged and "marker" not in kept[-1]
 
