@@ -41,7 +41,7 @@ def test_an_allowed_command_runs_and_its_result_starts_with_the_decision(tmp_pat
     result = _registry().dispatch(_call(DANGEROUS), ctx)
     first, rest = result.content.split("\n", 1)
     assert first.startswith("[approval] allowed by the user after ") and f"s: {DANGEROUS} (asked because: " in first
-    assert ".git folder" in first and rest.startswith("exit code: 0") and not result.is_error
+    assert "a repository's history" in first and rest.startswith("exit code: 0") and not result.is_error
     assert not (tmp_path / "scratch" / ".git").exists()
 
 
