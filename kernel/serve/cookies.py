@@ -31,7 +31,7 @@ import os
 import secrets
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,8 +108,11 @@ def _b64(data: bytes) -> str:
 class SessionBook:
     """Signs, checks and records dashboard sessions for one ``HERMES_HOME``."""
 
-    def __init__(self, home: Path, *, hours: float = 12.0, secret: bytes | None = None) -> None:
+    def __init__(
+        self, home: Path, *, hours: float = 12.0, secret: bytes | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.home = home
+        self._clock = clock  # injectable so expiry is tested without sleeping
         self.lifetime = int(hours * 3600) or 1
         self._secret = secret if secret is not None else load_secret(home)
         self._path = home / SESSIONS_FILE
@@ -139,7 +142,7 @@ class SessionBook:
         return self._cache
 
     def _write(self, sessions: dict[str, dict[str, Any]]) -> None:
-        now = time.time()
+        now = self._clock()
         live = {sid: s for sid, s in sessions.items() if float(s.get("expires", 0)) > now}
         atomic_write(self._path, json.dumps(live, indent=1, sort_keys=True), mode=0o600)
         self._stamp = None  # re-read: our own write has a new mtime
@@ -153,10 +156,10 @@ class SessionBook:
     def sign_in(self, key: ApiKey) -> tuple[str, int]:
         """A new session for ``key``: the cookie value and its lifetime in seconds."""
         sid = secrets.token_urlsafe(18)  # URL-safe base64 has no '.', the cookie's separator
-        expires = int(time.time()) + self.lifetime
+        expires = int(self._clock()) + self.lifetime
         with self._locked():
             sessions = dict(self._read())
-            sessions[sid] = {"key": key.name, "expires": expires, "created": int(time.time())}
+            sessions[sid] = {"key": key.name, "expires": expires, "created": int(self._clock())}
             self._write(sessions)
         return f"{_VERSION}.{sid}.{expires}.{self._mac(sid, expires, key)}", self.lifetime
 
@@ -174,7 +177,7 @@ class SessionBook:
         if parsed is None:
             return None
         sid, expires, mac = parsed
-        if expires <= time.time():
+        if expires <= self._clock():
             return None
         record = self._read().get(sid)
         if not record or int(record.get("expires", 0)) != expires:
@@ -212,7 +215,7 @@ class SessionBook:
 
     def login_form(self) -> tuple[str, str]:
         """A fresh nonce (for the ``hermes_login`` cookie) and the token the form carries."""
-        nonce = f"{int(time.time()) + LOGIN_FORM_TTL}.{secrets.token_urlsafe(18)}"
+        nonce = f"{int(self._clock()) + LOGIN_FORM_TTL}.{secrets.token_urlsafe(18)}"
         return nonce, self._csrf(nonce)
 
     def _csrf(self, nonce: str) -> str:
@@ -223,6 +226,6 @@ class SessionBook:
         if not nonce or not isinstance(token, str) or not token:
             return False
         stamp = nonce.split(".", 1)[0]
-        if not stamp.isdigit() or int(stamp) <= time.time():
+        if not stamp.isdigit() or int(stamp) <= self._clock():
             return False
         return hmac.compare_digest(self._csrf(nonce), token)

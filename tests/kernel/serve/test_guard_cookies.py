@@ -132,10 +132,13 @@ def test_sessions_are_new_each_sign_in_and_end_on_logout_expiry_and_key_removal(
     assert book.key_for([KEY], f"{v}.{sid}.{int(expires) + 10}.{mac}") is None
     assert book.key_for([KEY], f"{v}.{sid}.{expires}.{mac[:-2]}xx") is None
     assert book.key_for([KEY], "garbage") is None and book.key_for([KEY], None) is None
-    short = SessionBook(tmp_path, hours=0.0003)  # about a second
+    now = [1_000_000.0]
+    short = SessionBook(tmp_path, hours=0.0003, clock=lambda: now[0])  # about a second
     four, _ = short.sign_in(KEY)
     assert short.key_for([KEY], four) == KEY
-    time.sleep(1.3)
+    now[0] += 0.9
+    assert short.key_for([KEY], four) == KEY
+    now[0] += 0.2
     assert short.key_for([KEY], four) is None
 
 
