@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..home import HermesHome
-from ..providers.errors import ProviderError
+from ..failures import ProviderError
 from ..redact import mask_secret
 from .sources import HermesView, kernel_auth_path
 from .store import AuthStore, key_id
