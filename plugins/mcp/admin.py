@@ -9,7 +9,7 @@ from typing import Any
 
 from .convert import tool_name
 from .hub import McpCallError, McpHub, ServerState
-from .settings import GlobalSettings, ServerSpec, mask_spec, parse_servers
+from .settings import GlobalSettings, ServerSpec, env_lookup, mask_spec, parse_servers
 
 __all__ = ["McpAdmin"]
 
@@ -18,14 +18,12 @@ class McpAdmin:
     """Read-only views of ``mcp.servers`` for the CLI; connects only when asked."""
 
     def __init__(self, config: Any, home: Any) -> None:
-        from .source import _lookup
-
         section = config.get("mcp", {}) or {}
         self.section = section if isinstance(section, dict) else {}
         self.specs, self.problems = parse_servers(self.section)
         self.settings = GlobalSettings.from_config(self.section)
         self.home = home
-        self.lookup = _lookup(home)
+        self.lookup = env_lookup(home)
 
     def spec(self, name: str) -> ServerSpec | None:
         return next((s for s in self.specs if s.name == name), None)

@@ -6,14 +6,19 @@ plugin stay cheap when no server runs.
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermes.kernel import ConfigError
+from hermes.kernel.config import read_dotenv
 
-__all__ = ["GlobalSettings", "ServerSpec", "expand", "mask_spec", "parse_servers"]
+__all__ = ["GlobalSettings", "ServerSpec", "env_lookup", "expand", "mask_spec", "parse_servers"]
+
+log = logging.getLogger(__name__)
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -188,3 +193,16 @@ def mask_spec(spec: ServerSpec) -> dict[str, Any]:
         exclude=list(spec.exclude), parallel_safe=spec.parallel_safe,
     )  # fmt: skip
     return shown
+
+
+def env_lookup(home: Any) -> dict[str, str]:
+    """``${NAME}`` values: ``.env`` first, the real environment over it."""
+    values: dict[str, str] = {}
+    env_path = getattr(home, "env_path", None)
+    if env_path is not None:
+        try:
+            values.update(read_dotenv(env_path))
+        except Exception as exc:  # an unreadable .env only loses its references
+            log.warning("could not read %s: %s", env_path, exc)
+    values.update(os.environ)
+    return values

@@ -12,7 +12,6 @@ from __future__ import annotations
 import atexit
 import json
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,28 +21,13 @@ from hermes.kernel import Tool, ToolContext, ToolError, ToolSource
 from .convert import render_result, safe_schema, tool_name
 if TYPE_CHECKING:  # the hub (asyncio, threads) is imported only once a server is configured
     from .hub import McpHub, ServerState
-from .settings import GlobalSettings, ServerSpec, parse_servers
+from .settings import GlobalSettings, ServerSpec, env_lookup, parse_servers
 
 __all__ = ["McpToolSource", "admin", "close_all_hubs", "hub_for"]
 
 log = logging.getLogger(__name__)
 
 _HUBS: dict[str, McpHub] = {}
-
-
-def _lookup(home: Any) -> dict[str, str]:
-    """``${NAME}`` values: ``.env`` first, the real environment over it."""
-    from hermes.kernel.config import read_dotenv
-
-    values: dict[str, str] = {}
-    env_path = getattr(home, "env_path", None)
-    if env_path is not None:
-        try:
-            values.update(read_dotenv(env_path))
-        except Exception as exc:  # an unreadable .env only loses its references
-            log.warning("could not read %s: %s", env_path, exc)
-    values.update(os.environ)
-    return values
 
 
 def hub_for(config: Any, home: Any, *, sampler: Any = None) -> McpHub:
@@ -62,7 +46,7 @@ def hub_for(config: Any, home: Any, *, sampler: Any = None) -> McpHub:
         hub = McpHub(
             specs,
             GlobalSettings.from_config(section),
-            lookup=_lookup(home),
+            lookup=env_lookup(home),
             log_dir=Path(log_dir) / "logs" if log_dir is not None else None,
             sampler=sampler,
         )
