@@ -2,7 +2,9 @@
 
 Each command runs as a fresh process; the median wall time of ``runs``
 repetitions is reported, with ``hermes --help`` as a ratio of the other two.
-Target: ``hermes --help`` at most 2.0 x ``import typer``.
+Target: ``hermes --help`` at most 1.2 x ``import typer``. Bytecode writing is on (as on a
+user's machine, where pip compiles it), whatever ``PYTHONDONTWRITEBYTECODE`` says here:
+otherwise every run would recompile this checkout's sources and measure the compiler.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-TARGET_RATIO = 2.0
+TARGET_RATIO = 1.2
 
 
 def _hermes_command() -> list[str]:
@@ -41,7 +43,7 @@ def _median_ms(command: list[str], runs: int, env: dict[str, str]) -> float:
 def run(runs: int | None = None) -> dict[str, Any]:
     runs = max(5, runs or 21)
     with tempfile.TemporaryDirectory() as home:
-        env = {**os.environ, "HERMES_HOME": home}
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, "HERMES_HOME": home}
         cases = {
             "hermes --help": _hermes_command() + ["--help"],
             "python -c 'import typer'": [sys.executable, "-c", "import typer"],
