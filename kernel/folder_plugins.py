@@ -10,7 +10,6 @@ imported until the provider is selected, and then through
 from __future__ import annotations
 
 import functools
-import importlib.metadata as metadata
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -21,13 +20,10 @@ __all__ = ["FOLDER_GROUP", "FolderEntry", "is_folder_provider", "scan_folders"]
 FOLDER_GROUP = "hermes.memory_providers"
 
 
-class _FolderEntryPoint(metadata.EntryPoint):
-    """A provider folder seen as an entry point: ``load()`` gives the kernel driver class wrapping it."""
+def _load_folder(folder: Path) -> Any:
+    from hermes.compat.hermes import load_folder_provider  # only when a folder provider is used
 
-    def load(self) -> Any:
-        from hermes.compat.hermes import load_folder_provider  # only when a folder provider is used
-
-        return load_folder_provider(Path(self.value))
+    return load_folder_provider(folder)
 
 
 class FolderEntry:
@@ -43,7 +39,24 @@ class FolderEntry:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.name = folder.name
-        self.entry_point = _FolderEntryPoint(name=folder.name, value=str(folder), group=FOLDER_GROUP)
+        self.value = str(folder)
+
+    def load(self) -> Any:
+        """The kernel driver class wrapping the folder's provider."""
+        return _load_folder(self.folder)
+
+    @functools.cached_property
+    def entry_point(self) -> Any:
+        """The folder as an ``importlib.metadata.EntryPoint`` (for stevedore); ``load()`` as above."""
+        import importlib.metadata as metadata
+
+        folder = self.folder
+
+        class _FolderEntryPoint(metadata.EntryPoint):
+            def load(self) -> Any:
+                return _load_folder(folder)
+
+        return _FolderEntryPoint(name=self.name, value=self.value, group=FOLDER_GROUP)
 
     @property
     def distribution(self) -> str:

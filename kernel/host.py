@@ -17,7 +17,6 @@ disabled.
 from __future__ import annotations
 
 import functools
-import importlib.metadata as metadata
 import inspect
 import logging
 import os
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import pluggy
 
 from . import hookspecs
+from .entry_index import EntryRecord, installed_entry_points
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
 from .folder_plugins import FOLDER_GROUP, scan_folders
 
@@ -123,24 +123,24 @@ class HookMismatch(NamedTuple):
 
 
 class _Entry:
-    """An entry point plus its distribution, whose metadata is read only on demand."""
+    """An installed entry point as the host's index holds it (see :mod:`.entry_index`)."""
 
     kind = "package"
 
-    def __init__(self, entry_point: metadata.EntryPoint) -> None:
-        self.entry_point = entry_point
-        self.name = entry_point.name
-        self.group = entry_point.group
+    def __init__(self, record: EntryRecord) -> None:
+        self.record = record
+        self.name, self.group, self.value = record.name, record.group, record.value
+        self.distribution, self.version = record.distribution, record.version
+
+    def load(self) -> Any:
+        return self.record.load()
 
     @functools.cached_property
-    def distribution(self) -> str:
-        dist = self.entry_point.dist
-        return (dist.metadata["Name"] or "") if dist is not None else ""
+    def entry_point(self) -> Any:
+        """An ``importlib.metadata.EntryPoint`` for stevedore's managers, made only when one loads."""
+        import importlib.metadata as metadata
 
-    @functools.cached_property
-    def version(self) -> str:
-        dist = self.entry_point.dist
-        return (dist.version or "") if dist is not None else ""
+        return metadata.EntryPoint(self.name, self.value, self.group)
 
 
 def _describe(exc: BaseException, limit: int = 300) -> str:
@@ -152,20 +152,11 @@ def _describe(exc: BaseException, limit: int = 300) -> str:
 
 
 def _scan_entry_points() -> dict[str, list[_Entry]]:
-    """Every entry point in a hermes group, once each.
-
-    Only each distribution's entry_points.txt is read here; parsing every
-    METADATA file would cost tens of milliseconds on ``hermes --help``.
-    """
+    """Every entry point in a hermes group, once each, from the per-installation index."""
     found: dict[str, list[_Entry]] = {group: [] for group in GROUPS}
-    seen: set[tuple[str, str, str]] = set()
-    for dist in metadata.distributions():
-        for ep in dist.entry_points:
-            key = (ep.group, ep.name, ep.value)
-            # The same distribution found twice on sys.path repeats its entries.
-            if ep.group in found and key not in seen:
-                seen.add(key)
-                found[ep.group].append(_Entry(ep))
+    for record in installed_entry_points():
+        if record.group in found:
+            found[record.group].append(_Entry(record))
     return found
 
 
@@ -361,7 +352,7 @@ class PluginHost:
                     PluginInfo(
                         group=grp,
                         name=entry.name,
-                        value=entry.entry_point.value,
+                        value=entry.value,
                         distribution=entry.distribution,
                         version=entry.version,
                         builtin=builtin,
@@ -374,7 +365,7 @@ class PluginHost:
 
     def _try_load(self, entry: _Entry) -> Any:
         try:
-            return entry.entry_point.load()
+            return entry.load()
         except Exception as exc:  # a broken optional plugin is recorded, never fatal
             self._record_load_failure(entry.group, entry.name, exc)
             return None
@@ -394,12 +385,12 @@ class PluginHost:
             # Discovery from the host's filtered index instead of stevedore's
             # process-wide cache, so HERMES_LOAD_PLUGINS, plugins.disabled and a
             # pip install earlier in this process are all honoured.
-            def list_entry_points(self) -> list[metadata.EntryPoint]:
+            def list_entry_points(self) -> list[Any]:
                 return [e.entry_point for e in host._entries(self.namespace) if host._allowed(e)]
 
         return _Filtered
 
-    def _on_load_failure(self, manager: Any, ep: metadata.EntryPoint, exc: BaseException) -> None:
+    def _on_load_failure(self, manager: Any, ep: Any, exc: BaseException) -> None:
         self._record_load_failure(manager.namespace, ep.name, exc)
 
     def driver(self, group: str, name: str) -> Any:

@@ -45,7 +45,7 @@ def _no_installed_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def hermes_home(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh, empty HERMES_HOME; outer HERMES_*, OPENAI_* and ANTHROPIC_* settings removed, no auto titles."""
     home = tmp_path / "hermes-home"
     for name in list(os.environ):
@@ -53,6 +53,8 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(name)  # never a real key, endpoint or outer setting
     monkeypatch.setenv("HERMES_LOAD_PLUGINS", "")
     monkeypatch.setenv("HERMES_HOME", str(home))
+    # The entry-point index of this test run's processes, never the user's ~/.cache.
+    monkeypatch.setenv("HERMES_ENTRY_POINT_CACHE", str(tmp_path_factory.getbasetemp() / "entry-points"))
     monkeypatch.setattr("hermes.kernel.home._active", None)  # no active home left over from another test's CLI run
     # A background title call would take a scripted reply meant for the test's next turn;
     # tests of automatic titles turn it back on.
