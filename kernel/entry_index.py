@@ -2,7 +2,8 @@
 
 Scanning distributions needs :mod:`importlib.metadata`, whose import alone (it pulls in
 the ``email`` package) and scan cost more than the rest of ``hermes --help``. The index
-is kept in one small JSON file per interpreter and trusted while ``sys.path`` is the same
+is kept in one small text file per interpreter (tab-separated: no ``json`` or ``hashlib``
+import on this path either) and trusted while ``sys.path`` is the same
 list and every folder on it, and every indexed ``entry_points.txt``, keeps its
 modification time: ``pip install``, ``pip uninstall`` and a reinstalled editable package
 all change one of those. The working directory is matched by name only (it changes all
@@ -13,9 +14,7 @@ the time). A cache that cannot be read or written is simply not used.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 import logging
 import os
 import re
@@ -29,9 +28,9 @@ __all__ = ["EntryRecord", "cache_dir", "installed_entry_points", "scan_distribut
 
 log = logging.getLogger(__name__)
 
-_FORMAT = 1
+_FORMAT = "hermes-entry-points 1"
 _PREFIXES = ("hermes.", "hermes_agent.")
-_VALUE = re.compile(r"^\s*(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[[^\]]*\]\s*)?$")
+_VALUE = r"^\s*(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[[^\]]*\]\s*)?$"
 
 
 class EntryRecord(NamedTuple):
@@ -45,7 +44,7 @@ class EntryRecord(NamedTuple):
 
     def load(self) -> Any:
         """Import the object ``value`` names (``module`` or ``module:attr.sub``), as importlib would."""
-        match = _VALUE.match(self.value)
+        match = re.match(_VALUE, self.value)  # compiled on first load, not at import
         if match is None:
             raise ValueError(f"entry point {self.name!r} in {self.group} has a malformed value {self.value!r}")
         obj: Any = importlib.import_module(match["module"])
@@ -72,9 +71,13 @@ def _mtime(path: str) -> int | None:
         return None
 
 
-def _fingerprint() -> list[list[Any]]:
+def _fingerprint() -> list[tuple[str, int | None]]:
     cwd = os.getcwd()
-    return [[entry, None if entry in ("", cwd) else _mtime(entry)] for entry in sys.path]
+    return [(entry, None if entry in ("", cwd) else _mtime(entry)) for entry in sys.path]
+
+
+def _stamp(value: int | None) -> str:
+    return "-" if value is None else str(value)
 
 
 def scan_distributions() -> tuple[list[EntryRecord], dict[str, int | None]]:
@@ -101,22 +104,41 @@ def scan_distributions() -> tuple[list[EntryRecord], dict[str, int | None]]:
     return records, files
 
 
-def _read(path: Path, fingerprint: list[list[Any]]) -> list[EntryRecord] | None:
+def _read(path: Path, fingerprint: list[tuple[str, int | None]]) -> list[EntryRecord] | None:
+    """The records of the index at ``path`` when it was written for this ``sys.path`` and is current."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != _FORMAT or data.get("paths") != fingerprint:
-            return None
-        if any(_mtime(f) != m for f, m in data["files"].items()):
-            return None
-        return [EntryRecord(*row) for row in data["entries"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
         return None
+    if not lines or lines[0] != _FORMAT:
+        return None
+    paths, records = [], []
+    for line in lines[1:]:
+        kind, _, rest = line.partition("\t")
+        fields = rest.split("\t")
+        if kind == "P" and len(fields) == 2:
+            paths.append((fields[0], fields[1]))
+        elif kind == "F" and len(fields) == 2:
+            if _stamp(_mtime(fields[0])) != fields[1]:
+                return None
+        elif kind == "E" and len(fields) == 5:
+            records.append(EntryRecord(*fields))
+        elif kind != "" or rest:
+            return None  # damaged: rescan
+    if paths != [(entry, _stamp(stamp)) for entry, stamp in fingerprint]:
+        return None
+    return records
 
 
-def _write(path: Path, fingerprint: list[list[Any]], records: list[EntryRecord], files: dict[str, int | None]) -> None:
-    data = {"format": _FORMAT, "paths": fingerprint, "files": files, "entries": [list(r) for r in records]}
+def _write(path: Path, fingerprint: list[tuple[str, int | None]], records: list[EntryRecord],
+           files: dict[str, int | None]) -> None:  # fmt: skip
+    rows = [("P", entry, _stamp(stamp)) for entry, stamp in fingerprint]
+    rows += [("F", name, _stamp(stamp)) for name, stamp in files.items()]
+    rows += [("E", *record) for record in records]
+    if any("\t" in field or "\n" in field for row in rows for field in row):
+        return  # a name this format cannot hold: no index, the next start scans again
     try:
-        atomic_write(path, json.dumps(data), mode=0o644)
+        atomic_write(path, "\n".join([_FORMAT, *("\t".join(row) for row in rows)]) + "\n", mode=0o644)
     except OSError as exc:  # a read-only home or full disk costs only the next startup's scan
         log.debug("entry-point index not written to %s: %s", path, exc)
 
@@ -127,7 +149,8 @@ def installed_entry_points() -> list[EntryRecord]:
     if folder is None:
         return scan_distributions()[0]
     # One file per interpreter: a changed sys.path rewrites it rather than adding another.
-    path = folder / f"{hashlib.sha256(sys.executable.encode()).hexdigest()[:16]}.json"
+    name = "".join(c if c.isalnum() else "_" for c in sys.executable).strip("_")[-120:]
+    path = folder / f"{name}.txt"
     fingerprint = _fingerprint()
     cached = _read(path, fingerprint)
     if cached is not None:

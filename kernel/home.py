@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -206,6 +205,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o600) -> None:
     The temporary file is created with ``mode`` from the start, so a secret is
     never readable by others, not even for an instant.
     """
+    import tempfile  # its import pulls in random and hashlib, which `hermes --help` never needs
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

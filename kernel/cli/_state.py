@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -125,6 +124,8 @@ def state(ctx: typer.Context) -> AppState:
 
 
 def print_json(data: Any) -> None:
+    import json  # not on the `hermes --help` path
+
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
 

@@ -42,7 +42,7 @@ def test_installs_removals_and_edits_are_seen_and_an_unchanged_install_is_not_re
     first = installed_entry_points()
     assert _acme(first) == [("hermes.tools", "acme", "acme_tools:TOOLS")]
     assert next(r for r in first if r.name == "acme").version == "1.0.0"
-    assert len(list(cache.glob("*.json"))) == 1
+    assert len(list(cache.glob("*.txt"))) == 1
 
     def no_scan() -> None:
         raise AssertionError("the index was current; nothing should be scanned")
@@ -61,17 +61,19 @@ def test_installs_removals_and_edits_are_seen_and_an_unchanged_install_is_not_re
     shutil.rmtree(fake_dists.root / "acme_tools-1.0.0.dist-info")
     _bump(fake_dists.root)
     assert _acme(installed_entry_points()) == []
-    assert len(list(cache.glob("*.json"))) == 1  # one file per interpreter, rewritten, never piling up
+    assert len(list(cache.glob("*.txt"))) == 1  # one file per interpreter, rewritten, never piling up
 
 
-@pytest.mark.parametrize("damage", ["{not json", json.dumps({"format": 1, "paths": "x", "files": 3, "entries": 4}),
-                                    json.dumps({"format": 1}), "[]"])  # fmt: skip
-def test_a_damaged_index_is_rescanned_and_rewritten(cache: Path, damage: str) -> None:
+@pytest.mark.parametrize("damage", [b"{not an index", b"hermes-entry-points 1\nX\tgarbage\n",
+                                    b"hermes-entry-points 1\nE\ttoo\tfew\n", b"", b"\xff\xfe\x00",
+                                    b"hermes-entry-points 1\n"])  # fmt: skip
+def test_a_damaged_index_is_rescanned_and_rewritten(cache: Path, damage: bytes) -> None:
     good = installed_entry_points()
-    (index,) = cache.glob("*.json")
-    index.write_text(damage, encoding="utf-8")
+    (index,) = cache.glob("*.txt")
+    index.write_bytes(damage)
     assert installed_entry_points() == good
-    assert json.loads(index.read_text(encoding="utf-8"))["format"] == 1
+    text = index.read_text(encoding="utf-8")
+    assert text.startswith("hermes-entry-points 1\n") and "\topenai\thermes.plugins.openai_provider:OpenAIProvider\t" in text
 
 
 def test_an_unwritable_or_disabled_cache_still_gives_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
