@@ -80,6 +80,7 @@ def chat(
         ask_user=questions.ask_user if questions else None,
         approve=approver,
         claim_writer=True,  # a session open in another chat is continued in a branch, never interleaved
+        auto_title="local" if one_shot else "model",  # a one-shot answers with its own calls only, no title call
     )
     if questions is not None:
         questions.on_cancel = agent.interrupt  # Ctrl-C at a question stops the turn
