@@ -12,7 +12,8 @@ from ..errors import ConfigError, HermesError
 from ..home import HermesHome
 from ..host import PluginHost
 from .calling import ModelRoute
-from .loop import Agent, AgentEvent
+from .events import AgentEvent
+from .loop import Agent
 
 __all__ = ["ClientWrapper", "build_agent", "describe_result", "open_engine", "open_route", "open_routes"]
 
