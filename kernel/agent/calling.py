@@ -2,9 +2,10 @@
 
 Retries with backoff and credential rotation happen inside the
 :class:`~hermes.kernel.providers.client.ModelClient`. What is left for the
-agent is what needs the conversation: compressing and retrying on context
-overflow, switching to the next fallback provider, and keeping text that
-already reached the user when a stream breaks.
+agent is what needs the conversation (:func:`call_model`): repairing a refused
+request, compressing and retrying on context overflow, switching to the next
+fallback provider, and keeping text that already reached the user when a
+stream breaks (:func:`call_with_stream`).
 """
 
 from __future__ import annotations
