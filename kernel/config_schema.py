@@ -250,7 +250,7 @@ SCHEMA: tuple[ConfigKey, ...] = (
     _k("context_files.enabled", "bool", True, "Put AGENTS.md / .hermes.md of the working folder in the system prompt."),
     _k("context_files.max_chars", "int", 20_000, "Longest context file kept; longer ones are cut.", min=0),
     _k("plugins.disabled", "list", [], "Plugins that never load (entry-point or distribution names)."),
-    _k("sessions.auto_title", "bool", True, "Title new sessions with the auxiliary model after the first exchange."),
+    _k("sessions.auto_title", "bool", True, "Title new sessions: the REPL asks the auxiliary model after the first exchange; a one-shot uses its first message."),
     _k("sessions.search_time_budget", "float", 10.0, "Seconds the session_search tool searches; then it returns the hits found so far.",
        min=0.1),
     _k("security.redact_tool_output", "bool", True, "Replace secrets in tool output with [REDACTED:kind] before storing or sending."),

@@ -2,9 +2,10 @@
 
 Retries with backoff and credential rotation happen inside the
 :class:`~hermes.kernel.providers.client.ModelClient`. What is left for the
-agent is what needs the conversation: compressing and retrying on context
-overflow, switching to the next fallback provider, and keeping text that
-already reached the user when a stream breaks.
+agent is what needs the conversation (:func:`call_model`): repairing a refused
+request, compressing and retrying on context overflow, switching to the next
+fallback provider, and keeping text that already reached the user when a
+stream breaks (:func:`call_with_stream`).
 """
 
 from __future__ import annotations
@@ -14,13 +15,23 @@ import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..providers.base import ModelRequest, ModelResponse, StreamDelta, StreamItem
 from ..providers.errors import ProviderError
-from ..usage import CanonicalUsage
+from ..usage import CanonicalUsage, record_request
+from .compaction import MAX_COMPRESSIONS
+from .events import emit
+from .repairs import repair, stepped_window
+from .turn_state import TurnFailed, TurnState, offered_schemas
 
-__all__ = ["POLL_SECONDS", "CallOutcome", "ModelCaller", "ModelRoute", "Interrupted", "call_with_stream", "interruptible"]
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = [
+    "POLL_SECONDS", "CallOutcome", "ModelCaller", "ModelRoute", "Interrupted", "call_model", "call_with_stream",
+    "interruptible", "next_fallback",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -162,3 +173,98 @@ def call_with_stream(
                                  model=route.model)
         return CallOutcome(response, partial=True, notes=[f"the stream broke mid-answer ({error.reason}); the text so far is kept"])
     raise ProviderError("format_error", f"the stream from {route.label} ended without a response", retryable=True)
+
+
+def call_model(agent: Agent, state: TurnState, *, with_tools: bool, extra: list[dict[str, Any]],
+               max_tokens: int | None = None) -> CallOutcome:
+    """One model call of ``agent``'s turn, recovered until it answers or cannot.
+
+    A refused request is repaired once per reason, a context overflow is
+    compressed (at most :data:`~.compaction.MAX_COMPRESSIONS` times) and
+    retried, and a failing route falls back to the next; what cannot be
+    recovered raises :class:`~.turn_state.TurnFailed`. Every attempt counts in
+    ``state.api_calls`` and the request log.
+    """
+    compressions = 0
+    repaired: set[str] = set()
+    route_index = state.route_index
+    while True:
+        route = agent.routes[route_index]
+        request = ModelRequest(
+            model=route.model,
+            messages=agent.transcript.request_messages(agent.system_prompt, extra),
+            tools=offered_schemas(agent.tools.schemas(), agent.client_tools, agent.offer_own_tools) if with_tools else [],
+            max_tokens=max_tokens or agent.max_tokens,
+            temperature=agent.temperature,
+            stream=agent.stream,
+            extra_body={k: v for k, v in agent.request_options.items()
+                        if with_tools or k not in ("tool_choice", "parallel_tool_calls")},
+        )  # fmt: skip
+        if route.lease is not None and hasattr(route.lease, "renew_if_due"):
+            route.lease.renew_if_due()  # a long session keeps its key
+        try:
+            outcome = _invoke(agent, route, request)
+        except ProviderError as error:
+            state.api_calls += 1
+            _log_request(agent, route, f"error:{error.reason}")
+            if error.should_repair and error.reason not in repaired:
+                fixed = repair(error.reason, agent.messages)
+                if fixed is not None:
+                    repaired.add(error.reason)
+                    agent.messages[:] = fixed
+                    emit(agent.on_event, "status", f"the provider refused the request ({error.reason}); repaired it and retrying")
+                    continue
+            if error.should_compress and compressions < MAX_COMPRESSIONS and agent.engine is not None:
+                compressions += 1
+                limit = error.context_limit or stepped_window(error.reason, agent.engine.context_length)
+                if limit and limit < agent.engine.context_length:
+                    # The provider stated (or the probe tiers suggest) the real window: use it from now on.
+                    agent.engine.update_model(route.model, limit)
+                emit(agent.on_event, "status", f"context too large ({error.reason}); compressing and retrying")
+                if agent.compress():
+                    continue
+                raise TurnFailed(error) from None  # nothing left to shrink: retrying cannot help
+            if error.should_fallback and next_fallback(agent, state, str(error)):
+                route_index = state.route_index
+                continue
+            raise TurnFailed(error) from None
+        state.api_calls += 1
+        _account(agent, outcome.response)
+        _log_request(agent, route, "incomplete" if outcome.partial else "ok", outcome.response)
+        return outcome
+
+
+def next_fallback(agent: Agent, state: TurnState, why: str) -> bool:
+    """Move the turn to the next fallback route, saying why; False when none is left."""
+    current = state.route_index
+    if current + 1 >= len(agent.routes):
+        return False
+    state.route_index = current + 1
+    emit(agent.on_event, "status",
+         f"{agent.routes[current].label} failed ({why}); falling back to {agent.routes[current + 1].label}")  # fmt: skip
+    return True
+
+
+def _invoke(agent: Agent, route: ModelRoute, request: ModelRequest) -> CallOutcome:
+    def on_delta(delta: StreamDelta) -> None:
+        if delta.text:
+            emit(agent.on_event, "text", delta.text)
+        if delta.reasoning:
+            emit(agent.on_event, "reasoning", delta.reasoning)
+
+    return call_with_stream(route, request, on_delta=on_delta, is_interrupted=lambda: agent.interrupted)
+
+
+def _account(agent: Agent, response: ModelResponse) -> None:
+    if agent.engine is not None:
+        agent.engine.update_from_response(response.usage)
+    if agent.store is not None and agent.session_id is not None:
+        agent.store.record_usage(agent.session_id, response.usage, response.cost)
+
+
+def _log_request(agent: Agent, route: ModelRoute, outcome: str, response: ModelResponse | None = None) -> None:
+    home = agent.tool_context.home
+    if home is not None and hasattr(home, "logs_dir"):
+        record_request(home.logs_dir / "requests.jsonl", session_id=agent.session_id, provider=route.client.name,
+                       model=route.model, outcome=outcome, usage=response.usage if response else None,
+                       cost=response.cost if response else None)  # fmt: skip

@@ -1,4 +1,8 @@
-"""One compression as the kernel runs it: ask, hook, compress, review, rotate, record, tell.
+"""Compaction beside the engine: when to compress, and one compression as the kernel runs it.
+
+:func:`compress_if_due` asks the engine before a model call (a rough estimate
+before the turn's first call, reported tokens after); :func:`compress_agent`
+runs one compression: ask, hook, compress, review, rotate, record, tell.
 
 The engine decides what the shorter history is; this module does the
 kernel's part around it. It asks the engine first whether there is anything
@@ -15,13 +19,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..context_engine import estimate_tokens
+from .events import emit
 from .history import repair_history
-from .sessions import rotate
+from .sessions import ensure_session, rotate
+from .turn_state import TurnFailed
 
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["ReviewDecision", "Reviewer", "compress_agent", "fidelity_line"]
+__all__ = ["MAX_COMPRESSIONS", "ReviewDecision", "Reviewer", "compress_agent", "compress_if_due", "fidelity_line"]
+
+#: Compressions in a row before a call gives up: a preflight pass, or a context-overflow retry.
+MAX_COMPRESSIONS = 3
 
 #: ``(decision, text)``: ``accept``, ``edit`` with the edited note, or ``cancel``.
 ReviewDecision = tuple[str, "str | None"]
@@ -56,18 +65,21 @@ def _review_wanted(agent: Agent, review: bool) -> Reviewer | None:
 def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool = False, review: bool = False) -> bool:
     """Compress ``agent``'s history through its engine and continue in a child session.
 
-    Returns False (and sets ``agent.compress_note`` to why) when nothing changed.
+    Returns False (and sets ``agent.compress_note`` to why) when nothing changed;
+    raises :class:`~.turn_state.TurnFailed` without a context engine.
     """
     engine = agent.engine
-    session_id = agent._ensure_session()
+    if engine is None:
+        raise TurnFailed("no context engine is active, so the conversation cannot be compressed")
+    session_id = ensure_session(agent)
     if manual:
         engine.resume_automatic()
     messages = list(agent.messages)
     skip = engine.skip_reason(messages)
     if skip:
         return _unchanged(agent, skip, quiet=not manual and skip == agent.compress_note)
-    before = estimate_tokens(agent._request_messages([]), agent.tools.schemas())
-    agent._emit("status", f"compacting context… ({before:,} tokens)")
+    before = _estimate(agent)
+    emit(agent.on_event, "status", f"compacting context… ({before:,} tokens)")
     recalled = agent.host.call("on_pre_compress", session_id=session_id, messages=messages)
     engine.pre_compress_context = [text for text in recalled if isinstance(text, str) and text.strip()]
     current = engine.last_prompt_tokens or before
@@ -99,17 +111,17 @@ def compress_agent(agent: Agent, focus_topic: str | None = None, *, manual: bool
             edited=edited, details=fidelity,
         )  # fmt: skip
     agent.host.call("on_post_compress", session_id=old, new_session_id=new, fidelity=fidelity)
-    after = estimate_tokens(agent._request_messages([]), agent.tools.schemas())
+    after = _estimate(agent)
     engine.last_prompt_tokens = after  # until the next response reports the real size
     fallback = bool((getattr(engine, "last_compression", None) or {}).get("fallback"))
     what = "compacted context with a mechanical list, NOT a summary" if fallback else "compacted context"
     details = "; ".join(p for p in (fidelity_line(fidelity), "note edited" if edited else "") if p)
     agent.compress_note = f"{what}: {before:,} → {after:,} tokens, now session {new}" + (f" · {details}" if details else "")
-    agent._emit("status", agent.compress_note, fidelity=fidelity)
+    emit(agent.on_event, "status", agent.compress_note, fidelity=fidelity)
     if error:
-        agent._emit("status", f"warning: the summary failed: {error}")
+        emit(agent.on_event, "status", f"warning: the summary failed: {error}")
     if agent.store is not None and len(agent.store.compression_ancestry(new)) > 2:
-        agent._emit("status", "warning: this conversation has been compressed several times; details fade each time (consider /new)")
+        emit(agent.on_event, "status", "warning: this conversation has been compressed several times; details fade each time (consider /new)")
     return True
 
 
@@ -118,5 +130,25 @@ def _unchanged(agent: Agent, why: str, *, quiet: bool = False) -> bool:
     # after step) is said once, not on every step of the turn.
     agent.compress_note = why
     if not quiet:
-        agent._emit("status", f"context left as it was: {why}")
+        emit(agent.on_event, "status", f"context left as it was: {why}")
     return False
+
+
+def _estimate(agent: Agent) -> int:
+    return estimate_tokens(agent.transcript.request_messages(agent.system_prompt, []), agent.tools.schemas())
+
+
+def compress_if_due(agent: Agent, *, preflight: bool) -> None:
+    """Compress when the engine says so: a rough estimate before the first call, reported tokens after."""
+    engine = agent.engine
+    if engine is None:
+        return
+    if engine.should_compress():
+        agent.compress()
+    elif preflight:
+        for _ in range(MAX_COMPRESSIONS):  # a resumed session on a smaller model may need several
+            messages = agent.transcript.request_messages(agent.system_prompt, [])
+            if not engine.should_compress_preflight(messages, agent.tools.schemas()):
+                return
+            if not agent.compress():
+                return

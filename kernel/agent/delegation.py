@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from ..host import PluginHost
 from ..tool_registry import ToolRegistry
 from .calling import ModelRoute
+from .events import AgentEvent, emit
 
 if TYPE_CHECKING:
-    from .loop import Agent, AgentEvent
+    from .loop import Agent
 
 __all__ = ["BLOCKED_TOOLS", "DelegationTask", "Delegator", "SUBAGENT_PROMPT"]
 
@@ -144,7 +145,7 @@ class Delegator:
                 log.warning("sub-agent for %r raised %s", task.goal, exc, exc_info=True)
                 result = self._entry(task, "failed", f"{type(exc).__name__}: {exc}", slots[index])
             results.append(result)
-            self.parent._emit("status", f"[{index + 1}/{total}] {result['status']} in {result['duration']:.1f}s: {_short(task.goal)}")
+            emit(self.parent.on_event, "status", f"[{index + 1}/{total}] {result['status']} in {result['duration']:.1f}s: {_short(task.goal)}")
             self.parent.host.call(
                 "on_delegation", parent_session_id=self.parent.session_id or "", task=task.goal, result=result
             )

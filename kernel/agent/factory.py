@@ -5,14 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..config import Config
 from ..errors import ConfigError, HermesError
 from ..home import HermesHome
 from ..host import PluginHost
 from .calling import ModelRoute
-from .loop import Agent, AgentEvent
+from .events import AgentEvent
+from .loop import Agent
 
 __all__ = ["ClientWrapper", "build_agent", "describe_result", "open_engine", "open_route", "open_routes"]
 
@@ -154,6 +155,7 @@ def build_agent(
     tenant: str | None = None,
     wrap_client: ClientWrapper | None = None,
     claim_writer: bool = False,
+    auto_title: Literal["model", "local"] = "model",
 ) -> Agent:
     """The agent a ``hermes chat`` runs, as configured (flags override config).
 
@@ -169,11 +171,18 @@ def build_agent(
     ``claim_writer`` makes the agent its session's only writer (a chat: a
     session open in another process is continued in a branch; see
     :mod:`.resuming`); a server serialises its turns per session itself.
+    ``auto_title`` is how an untitled session gets its title (unless
+    ``sessions.auto_title`` is off): ``model`` asks the auxiliary model in the
+    background after the first exchange (a REPL); ``local`` names it after its
+    first user message with no model call (a one-shot, a stateless API
+    request: one tool-less turn, one model call).
     """
     from ..memory import MemoryManager
     from ..store import open_store
     from ..tool_registry import ToolRegistry
 
+    if auto_title not in ("model", "local"):  # before anything is opened
+        raise ValueError(f"auto_title must be 'model' or 'local', not {auto_title!r}")
     routes = list(routes) if routes else open_routes(host, config, home, provider=provider, model=model,
                                                      wrap_client=wrap_client)  # fmt: skip
     route = routes[0]
@@ -239,10 +248,13 @@ def build_agent(
         agent.tool_context.services[CLIENT_WRAPPER_SERVICE] = wrap_client  # clients tools open (MCP sampling)
     agent.tool_context.services["host"] = host
     agent.reviews.extend(review_schedules(host, config, memory_tools=memory_tools))
-    if config.get("sessions.auto_title", True) and getattr(engine, "summarizer", None) is not None:
-        from .titles import TitleSchedule
+    if config.get("sessions.auto_title", True):
+        from .titles import LocalTitle, TitleSchedule
 
-        agent.reviews.append(TitleSchedule(engine.summarizer))
+        if auto_title == "local":
+            agent.reviews.append(LocalTitle())
+        elif getattr(engine, "summarizer", None) is not None:
+            agent.reviews.append(TitleSchedule(engine.summarizer))
     return agent
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..host import PluginHost
 from ..tool_registry import ToolCall, ToolRegistry
+from .events import emit
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -58,7 +59,7 @@ class ReviewSchedule:
             log.warning("%s review failed", self.name, exc_info=True)
             return
         if changes:
-            agent._emit("status", f"{self.name} review: {len(changes)} change(s) ({', '.join(changes)})")
+            emit(agent.on_event, "status", f"{self.name} review: {len(changes)} change(s) ({', '.join(changes)})")
 
     def wait(self, timeout: float) -> None:
         """Let running reviews finish (one-shot mode, before the process exits)."""
@@ -93,8 +94,8 @@ def run_review(parent: Agent, schedule: ReviewSchedule) -> list[str]:
     reviewer.system_prompt = parent.system_prompt  # the same frozen prefix keeps the provider cache warm
     reviewer.session_id = f"{parent.session_id}-review-{schedule.name}"
     reviewer.tool_context.session_id = parent.session_id
-    reviewer.messages = [dict(m) for m in parent.messages]
-    reviewer._persisted = len(reviewer.messages)
+    copied = [dict(m) for m in parent.messages]
+    reviewer.transcript.reset(copied, persisted=len(copied))  # the parent's messages are never stored again
     reviewer.run_conversation(schedule.prompt)
     return changes
 

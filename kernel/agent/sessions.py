@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from ..prompt import PromptContext, build_system_prompt
 from ..store.errors import SessionNotFoundError
 from ..store.rows import new_session_id
 from ..store.tenants import require_tenant_session, visible_to
+from .events import emit
 from .resuming import load_for_writing
+from .turn_state import carry_over_text
 
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["ensure_session", "load_session", "rotate", "start_engine"]
+__all__ = ["ensure_session", "load_session", "rotate", "session_prompt", "start_engine"]
 
 log = logging.getLogger(__name__)
 
@@ -35,14 +38,16 @@ def load_session(agent: Agent, session_id: str) -> None:
         if not visible_to(tip, agent.tenant):  # a tip outside the tenant: a link made by hand
             raise SessionNotFoundError(session_id)
     # Claimed for writing before anything is repaired or appended (or continued in a branch).
-    loaded = load_for_writing(agent.store, session_id, agent.writer, lambda text: agent._emit("status", f"warning: {text}"))
+    def warn(text: str) -> None:
+        emit(agent.on_event, "status", f"warning: {text}")
+
+    loaded = load_for_writing(agent.store, session_id, agent.writer, warn)
     agent.session_id = loaded.session["id"]
-    agent._ended = None  # a resumed session can end again
     agent.system_prompt = loaded.session.get("system_prompt")
-    agent.messages, agent._persisted = loaded.messages, loaded.persisted
+    agent.transcript.reset(loaded.messages, persisted=loaded.persisted)
     agent.turn = sum(1 for m in agent.messages if m.get("role") == "user")
     agent.tool_context.session_id = agent.session_id
-    agent._flush()
+    agent.transcript.flush(agent.session_id)  # the repairs made on loading
     start_engine(agent, agent.session_id, resumed=True)
 
 
@@ -59,7 +64,7 @@ def ensure_session(agent: Agent) -> str:
     agent.writer.hold(session_id)  # a new id is always free; a resumed one is held already
     if agent.memory is not None:
         agent.memory.start(session_id)  # takes the snapshot the prompt freezes
-    agent.system_prompt = agent._build_prompt(session_id)
+    agent.system_prompt = session_prompt(agent, session_id)
     # A resumed row without a stored prompt (written by another tool) is used as it is.
     if store is not None and existing is None:
         # The frozen prompt is stored with the row: a resume reuses it byte for byte.
@@ -71,6 +76,24 @@ def ensure_session(agent: Agent) -> str:
     agent.tool_context.session_id = session_id
     start_engine(agent, session_id, resumed=False)
     return session_id
+
+
+def session_prompt(agent: Agent, session_id: str) -> str:
+    """The system prompt a new session (or a compression child) freezes; a resume reuses it byte for byte."""
+    return build_system_prompt(
+        PromptContext(
+            session_id=session_id,
+            model=agent.primary.model,
+            provider=agent.primary.client.name,
+            tool_names=tuple(agent.tools.names),
+            soul_path=agent.soul_path,
+            system_message=agent.system_message,
+            memory_block=agent.memory.system_prompt_block() if agent.memory is not None else None,
+            **(agent.prompt_extras() if agent.prompt_extras else {}),
+            carry_over=carry_over_text(agent.tool_context.state, getattr(agent.engine, "system_note", None)),
+            cwd=agent.cwd,
+        )
+    )
 
 
 def start_engine(agent: Agent, session_id: str, *, resumed: bool) -> None:
@@ -89,18 +112,18 @@ def rotate(agent: Agent, messages: list[dict[str, Any]]) -> None:
     """Continue in a child session holding ``messages`` (the parent ends with ``compression``)."""
     old = agent.session_id
     assert old is not None
-    agent._flush()
+    agent.transcript.flush(old)
     new = new_session_id()
     agent.writer.hold(new)
     if agent.memory is not None:
         agent.memory.refresh_snapshot()
     # The system prompt is rebuilt at this boundary: memory written meanwhile and
     # the live todo list reach the model, then stay frozen until the next one.
-    prompt = agent._build_prompt(new)
+    prompt = session_prompt(agent, new)
     if agent.store is not None:
         agent.store.compression_child(old, messages, system_prompt=prompt, child_id=new)  # the child keeps the tenant
-    agent.session_id, agent.system_prompt, agent.messages = new, prompt, list(messages)
-    agent._persisted = len(agent.messages)
+    agent.session_id, agent.system_prompt = new, prompt
+    agent.transcript.reset(list(messages), persisted=len(messages))
     agent.tool_context.session_id = new
-    agent._turn_index = max((i for i, m in enumerate(agent.messages) if m.get("role") == "user"), default=-1)
+    agent.transcript.follow_last_turn()
     agent.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason="compression")

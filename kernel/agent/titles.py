@@ -1,11 +1,13 @@
-"""Short automatic session titles from the auxiliary model, after the first exchange.
+"""Short automatic session titles: from the auxiliary model, or locally from the first request.
 
-Off the user's time: the title call runs on a background thread after the
-first completed turn of an untitled session, through the context engine's
-summarizer (``auxiliary.compression`` when set, else the main model). A title
-the user set is never replaced, and an answer-shaped reply (a model that
-answered instead of naming) is dropped rather than stored.
-``sessions.auto_title: false`` turns it off.
+:class:`TitleSchedule` (a chat's REPL) runs the title call on a background
+thread after the first completed turn of an untitled session, through the
+context engine's summarizer (``auxiliary.compression`` when set, else the main
+model); an answer-shaped reply (a model that answered instead of naming) is
+dropped rather than stored. :class:`LocalTitle` (a one-shot, a stateless API
+request) names the session after its first user message with no model call,
+so such a turn makes exactly the calls its answer needs. A title the user set
+is never replaced. ``sessions.auto_title: false`` turns both off.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TitleSchedule", "clean_title", "title_prompt"]
+from ..store.titles import sanitize_title
+
+__all__ = ["LocalTitle", "TitleSchedule", "clean_title", "local_title", "title_prompt"]
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +30,7 @@ log = logging.getLogger(__name__)
 MAX_INPUT_CHARS = 1000
 MAX_WORDS = 12
 MAX_CHARS = 80
+LOCAL_MAX_CHARS = 60  # a local title is the request's start: long enough to recognise, short in a list
 TITLE_MAX_TOKENS = 60
 
 TITLE_SYSTEM = (
@@ -60,6 +65,55 @@ def clean_title(reply: str) -> str | None:
     return text
 
 
+def local_title(user_text: str) -> str | None:
+    """The first request as a title: one line, whitespace collapsed, cut at a word with ``…`` past 60 characters."""
+    text = sanitize_title(user_text.encode("utf-8", "replace").decode("utf-8"))
+    if text is None or len(text) <= LOCAL_MAX_CHARS:
+        return text
+    return text[: LOCAL_MAX_CHARS - 3].rsplit(" ", 1)[0] + "…"
+
+
+def _store_title(store: Any, session_id: str, title: str) -> None:
+    from ..store import TitleInUseError
+
+    try:
+        store.set_title(session_id, title)
+    except TitleInUseError:  # titles are unique: this session's id tells it apart
+        store.set_title(session_id, f"{title} ({session_id[-6:]})")
+
+
+def _first_request(agent: Any) -> str | None:
+    first = next((m.get("content") for m in agent.messages if m.get("role") == "user"), None)
+    return first if isinstance(first, str) else None
+
+
+class LocalTitle:
+    """A schedule (``agent.reviews``) that names an untitled session after its first user message, no model call.
+
+    Runs after every turn of the agent, on the turn's thread: one cheap store
+    write, so it is done before a one-shot exits. A session already titled
+    (by its user, or by an earlier turn) keeps its title.
+    """
+
+    name = "title"
+
+    def maybe_start(self, agent: Any, result: dict[str, Any]) -> None:
+        session_id = result.get("session_id") or agent.session_id
+        first = _first_request(agent)
+        if agent.store is None or not session_id or first is None:
+            return
+        try:
+            row = agent.store.get_session(session_id)
+            title = local_title(first)
+            if row is not None and not row.get("title") and title is not None:
+                _store_title(agent.store, session_id, title)
+        except Exception as exc:  # a title is a nicety: it never disturbs the conversation
+            log.info("no title for %s: %s", session_id, exc)
+
+    def wait(self, timeout: float) -> None:
+        """Nothing runs in the background: the title was stored with the turn."""
+
+
 class TitleSchedule:
     """A review-like schedule (``agent.reviews``) that titles a session after its first exchange."""
 
@@ -73,8 +127,8 @@ class TitleSchedule:
         if not result.get("completed") or agent.store is None or agent.turn != 1:
             return None
         session_id = result.get("session_id") or agent.session_id
-        user = next((m.get("content") for m in agent.messages if m.get("role") == "user"), None)
-        if not session_id or not isinstance(user, str):
+        user = _first_request(agent)
+        if not session_id or user is None:
             return None
         answer = str(result.get("final_response") or "")
         thread = threading.Thread(
@@ -85,8 +139,6 @@ class TitleSchedule:
         return thread
 
     def _run(self, store: Any, session_id: str, user: str, answer: str) -> None:
-        from ..store import TitleInUseError
-
         try:
             session = store.get_session(session_id)
             if session is None or session.get("title"):
@@ -94,10 +146,7 @@ class TitleSchedule:
             title = clean_title(self.summarize(TITLE_SYSTEM, title_prompt(user, answer), TITLE_MAX_TOKENS))
             if title is None or (store.get_session(session_id) or {}).get("title"):
                 return
-            try:
-                store.set_title(session_id, title)
-            except TitleInUseError:
-                store.set_title(session_id, f"{title} ({session_id[-6:]})")
+            _store_title(store, session_id, title)
         except Exception as exc:  # a title is a nicety: it never disturbs the conversation
             log.info("no automatic title for %s: %s", session_id, exc)
 

@@ -10,10 +10,10 @@ from ..providers.errors import ProviderError
 from ..tools import CARRY_OVER_KEY
 from .history import defuse_fences, fence_carry_over
 
-__all__ = ["offered_schemas", "split_client_calls"]
+__all__ = ["TurnFailed", "TurnState", "carry_over_text", "offered_schemas", "split_client_calls", "wire_message"]
 
 
-class _TurnFailed(Exception):
+class TurnFailed(Exception):
     """A turn that cannot go on: the provider's classified error, or the reason."""
 
     def __init__(self, error: ProviderError | str) -> None:
@@ -36,7 +36,9 @@ def offered_schemas(own: list[dict[str, Any]], client_tools: list[dict[str, Any]
 
 
 @dataclass
-class _TurnState:
+class TurnState:
+    """How the turn is going: what the loop and the call's recovery record as they go."""
+
     api_calls: int = 0
     final: str = ""
     failed: bool = False
@@ -49,8 +51,26 @@ class _TurnState:
     incomplete: bool = False
     client_calls: list[dict[str, Any]] = field(default_factory=list)
 
+    def report(self, messages: list[dict[str, Any]], session_id: str | None) -> dict[str, Any]:
+        """The result :meth:`~.loop.Agent.run_conversation` returns for this turn."""
+        return {
+            "final_response": self.final,
+            "messages": list(messages),
+            "api_calls": self.api_calls,
+            "completed": not (self.failed or self.interrupted or self.empty or self.incomplete),
+            "incomplete": self.incomplete,
+            "interrupted": self.interrupted,
+            "partial": self.partial,
+            "failed": self.failed,
+            "error": self.error,
+            "empty": self.empty,
+            "budget_exhausted": self.budget_exhausted,
+            "session_id": session_id,  # a compression during the turn moved it to a child
+            "client_tool_calls": self.client_calls,
+        }
 
-def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:
+
+def carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> str | None:
     """What survives a compaction into the rebuilt prompt: the engine's note and tools' notes (the todo list)."""
     notes = state.get(CARRY_OVER_KEY) or {}
     parts = [engine_note.strip()] if engine_note and engine_note.strip() else []
@@ -61,7 +81,7 @@ def _carry_over_text(state: dict[str, Any], engine_note: str | None = None) -> s
 _WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "tool_name", "reasoning")
 
 
-def _wire_message(message: dict[str, Any]) -> dict[str, Any]:
+def wire_message(message: dict[str, Any]) -> dict[str, Any]:
     """A stored message as providers take it: bookkeeping fields dropped, imitated fences defused."""
     wire = {k: message[k] for k in _WIRE_KEYS if message.get(k) is not None or k == "content"}
     if wire["role"] in ("user", "tool"):

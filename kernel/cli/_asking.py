@@ -58,7 +58,7 @@ class TerminalQuestions:
     """The chat's questions, all asked on the main thread; the callbacks a chat's agent is given.
 
     ``approve`` and ``ask_user`` may be called from any thread. While a turn runs, the main
-    thread calls :meth:`answer_pending` in its wait loop (see ``chat.run_turn``); ``on_cancel``
+    thread calls :meth:`answer_pending` in its wait loop (see ``_turns.run_turn``); ``on_cancel``
     (the agent's ``interrupt``) is called when Ctrl-C answers a question.
     """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..redact import redact_text
 from ._display import ChatDisplay
 from ._input import check_fits
 from ._lines import read_line
+from ._turns import finish_reviews, run_turn, wait_interruptibly
 
 __all__ = ["COMMANDS", "parse_command", "repl"]
 
@@ -111,10 +113,6 @@ def _run_command(handler: Any, agent: Any, args: list[str], questions: Any = Non
     """Run a slash command in a worker thread: Ctrl-C interrupts it (a /compress abandons its
     summary call) and the REPL goes on, instead of the KeyboardInterrupt ending the REPL; the
     command's questions (/compress --review) are asked on the main thread meanwhile."""
-    import threading
-
-    from .chat import wait_interruptibly
-
     outcome: dict[str, Any] = {}
     done = threading.Event()
 
@@ -139,8 +137,6 @@ def _run_command(handler: Any, agent: Any, args: list[str], questions: Any = Non
 def _turn(agent: Any, line: str, questions: Any) -> dict[str, Any]:
     """One turn; when the session was deleted under the REPL, say so and go on in a new one."""
     from ..store import SessionNotFoundError
-    from .chat import run_turn
-
     try:
         return run_turn(agent, line, questions)
     except SessionNotFoundError:
@@ -199,12 +195,10 @@ def repl(agent: Any, display: ChatDisplay, questions: Any = None) -> None:
 
                 print(f"  · {describe_result(result)}", file=sys.stderr)
     finally:
-        from .chat import _finish_reviews
-
         from ._signals import received
 
         stopped = received()
         if stopped is None:
-            _finish_reviews(agent, timeout=30.0)
+            finish_reviews(agent, timeout=30.0)
         agent.end_session(stopped or "user_exit")
         agent.close()

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ..errors import HermesError
 from . import _signals
 from ._state import state
+from ._turns import finish_reviews, run_turn, wait_interruptibly
 
 __all__ = ["chat", "run_turn", "wait_interruptibly"]
 
@@ -21,85 +20,6 @@ class OneShotInterrupted(HermesError):
     """Ctrl-C stopped a one-shot turn: its work is saved; exits 130, as a shell does for SIGINT."""
 
     exit_code = 130
-
-
-def run_turn(agent: Any, message: str, questions: Any = None, *, one_shot: bool = False) -> dict[str, Any]:
-    """Run one turn in a worker thread so Ctrl-C interrupts it cooperatively.
-
-    The first Ctrl-C asks the agent to stop at the next safe point; the turn
-    then finishes persisting and returns flagged as interrupted. ``questions``
-    (a :class:`~._asking.TerminalQuestions`) gets the main thread while it
-    waits, to ask what the turn's tools need asked (approvals, clarify).
-    """
-    outcome: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            outcome.update(agent.run_conversation(message))
-        except BaseException as exc:  # raised again on the caller's thread, never printed by the thread
-            outcome["exception"] = exc
-        finally:
-            done.set()
-
-    if threading.current_thread() is threading.main_thread():
-        # A process started in the background inherits SIGINT ignored; Ctrl-C
-        # (or kill -INT) must still interrupt the turn.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if questions is not None:
-        questions.begin_turn()
-    threading.Thread(target=work, name="hermes-turn", daemon=True).start()
-    wait_interruptibly(agent, done, questions, one_shot=one_shot)
-    if "exception" in outcome:
-        raise outcome["exception"]
-    return outcome
-
-
-def wait_interruptibly(agent: Any, done: threading.Event, questions: Any = None, *, one_shot: bool = False,
-                       note: str = "interrupting at the next safe point…") -> bool:  # fmt: skip
-    """Wait on the main thread for a worker (a turn, a slash command) to set ``done``.
-
-    Ctrl-C interrupts the agent and cancels pending questions; later presses only
-    repeat that (they cannot land between two lines of the cleanup), and in a
-    ``one_shot`` they stay ignored afterwards, so the exit is the same however
-    many times Ctrl-C is pressed. Returns whether Ctrl-C was pressed.
-    """
-    pressed = False
-    main = threading.current_thread() is threading.main_thread()
-    # An Event, not Thread.join: a join interrupted by Ctrl-C can leave the
-    # thread looking finished while it still runs (CPython before 3.13).
-    try:
-        while not done.is_set():
-            try:
-                if questions is None:
-                    done.wait(0.1)
-                else:
-                    questions.answer_pending(0.1)
-            except KeyboardInterrupt:
-                agent.interrupt()
-                if questions is not None:
-                    questions.cancel()  # a question not yet asked is answered no
-                if not pressed:
-                    print(f"\n  · {note}", file=sys.stderr)
-                pressed = True
-                if main:
-                    signal.signal(signal.SIGINT, lambda signum, frame: agent.interrupt())
-            except _signals.Terminated:
-                agent.interrupt()  # tools stop their process groups, the model call is abandoned
-                done.wait(_signals.GRACE_SECONDS)
-                raise
-    finally:
-        if questions is not None:
-            questions.end_turn()
-        if main:
-            signal.signal(signal.SIGINT, signal.SIG_IGN if one_shot and pressed else signal.default_int_handler)
-    return pressed
-
-
-def _finish_reviews(agent: Any, timeout: float = 120.0) -> None:
-    """Let background reviews finish before the process exits (the answer is already out)."""
-    for schedule in agent.reviews:
-        schedule.wait(timeout)
 
 
 def chat(
@@ -160,6 +80,7 @@ def chat(
         ask_user=questions.ask_user if questions else None,
         approve=approver,
         claim_writer=True,  # a session open in another chat is continued in a branch, never interleaved
+        auto_title="local" if one_shot else "model",  # a one-shot answers with its own calls only, no title call
     )
     if questions is not None:
         questions.on_cancel = agent.interrupt  # Ctrl-C at a question stops the turn
@@ -176,7 +97,7 @@ def chat(
         except _signals.Terminated as stop:
             _signals.finish(agent, stop)
         display.finish()
-        _finish_reviews(agent)
+        finish_reviews(agent)
         agent.end_session("user_exit")
         agent.close()
         _signals.quiet_teardown()

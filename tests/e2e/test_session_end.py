@@ -179,24 +179,44 @@ def test_hook_order_at_exit_and_a_broken_provider_named_once(fake_model_server: 
     assert "cannot open its database" in broken.stderr
 
 
-def test_auto_title_after_the_first_exchange_and_off_switch(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path, hermes) -> None:
+def test_a_one_shot_makes_one_model_call_and_titles_its_session_locally(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
+    server = fake_model_server
+    server.lane("Assistant (beginning)", Reply('{"title": "A model-made title"}'))  # taken only by a title call
+    server.reply("Here is the fix.")
+    env = {**chat_env(server), "HERMES_SESSIONS__AUTO_TITLE": "true"}
+    done = hermes_chat("-q", "the login button does nothing on  phones\nmore detail", env=env, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "Here is the fix.\n"), done.stderr
+    assert len(server.requests) == 1  # the answer only: no title call before the process exits
+    assert db_rows(hermes_home, "SELECT title FROM sessions") == [("the login button does nothing on phones more detail",)]
+    server.reply("piped answer")
+    long = "please explain why the nightly build of the payments service fails on the arm64 runners"
+    piped = hermes_chat(env=env, cwd=tmp_path, input=long, repl=False)
+    assert (piped.returncode, piped.stdout) == (0, "piped answer\n"), piped.stderr
+    assert len(server.requests) == 2
+    titles = sorted(t for (t,) in db_rows(hermes_home, "SELECT title FROM sessions"))
+    assert titles == ["please explain why the nightly build of the payments…", "the login button does nothing on phones more detail"]
+
+
+def test_a_repl_session_is_titled_by_the_model_after_the_first_exchange_and_off_switch(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
     server = fake_model_server
     server.lane("Assistant (beginning)", Reply('{"title": "Fix login button on mobile"}'))
     server.reply("Here is the fix.")
     env = {**chat_env(server), "HERMES_SESSIONS__AUTO_TITLE": "true"}
-    assert hermes_chat("-q", "the login button does nothing on phones", env=env, cwd=tmp_path).returncode == 0
+    assert hermes_chat(env=env, cwd=tmp_path, input="the login button does nothing on phones\n").returncode == 0
     assert db_rows(hermes_home, "SELECT title FROM sessions") == [("Fix login button on mobile",)]
-    assert len(server.requests) == 2
+    assert len(server.requests) == 2  # the answer, then the title in the background
     server.reply("again")
     off = {**env, "HERMES_SESSIONS__AUTO_TITLE": "false"}
-    assert hermes_chat("-q", "another question", env=off, cwd=tmp_path).returncode == 0
-    assert len(server.requests) == 3  # no title call
+    assert hermes_chat(env=off, cwd=tmp_path, input="another question\n").returncode == 0
+    server.reply("once more")
+    assert hermes_chat("-q", "a one-shot question", env=off, cwd=tmp_path).returncode == 0
+    assert len(server.requests) == 4  # no title calls
     titles = sorted(t or "" for (t,) in db_rows(hermes_home, "SELECT title FROM sessions"))
-    assert titles == ["", "Fix login button on mobile"]
+    assert titles == ["", "", "Fix login button on mobile"]  # off: not even a local title
     server.lane("Assistant (beginning)", Reply("Sure! To fix the login button you should first check the event handler and then"))
     server.reply("answer")
-    assert hermes_chat("-q", "third question", env=env, cwd=tmp_path).returncode == 0
-    assert len(db_rows(hermes_home, "SELECT id FROM sessions WHERE title IS NULL")) == 2  # an answer is not a title
+    assert hermes_chat(env=env, cwd=tmp_path, input="third question\n").returncode == 0
+    assert len(db_rows(hermes_home, "SELECT id FROM sessions WHERE title IS NULL")) == 3  # an answer is not a title
 
 
 def test_sessions_show_cuts_long_tool_output_and_search_shows_a_message_once(hermes, hermes_home: Path) -> None:

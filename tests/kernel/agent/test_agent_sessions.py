@@ -129,7 +129,7 @@ def test_a_new_session_is_stored_with_its_prompt_source_model_and_parent(store, 
 def test_a_failing_engine_start_is_logged_and_the_turn_goes_on(store, tmp_path: Path, caplog) -> None:
     engine = Engine()
     engine.fail_start = True
-    with caplog.at_level(logging.WARNING, logger="hermes.kernel.agent.loop"):
+    with caplog.at_level(logging.WARNING, logger="hermes.kernel.agent.sessions"):
         result = agent_with(ScriptedProvider(Reply("fine")), store, tmp_path, engine=engine).run_conversation("x")
     assert result["final_response"] == "fine"
     assert [r.getMessage() for r in caplog.records] == [
@@ -322,7 +322,7 @@ def test_events_carry_kind_text_and_data_and_a_failing_display_never_ends_the_tu
         raise RuntimeError("the terminal went away")
 
     provider = ScriptedProvider(Reply(tool_calls=[ToolCall("echo", {"text": "hi"}, id="c1")]), Reply("done"))
-    with caplog.at_level(logging.DEBUG, logger="hermes.kernel.agent.loop"):
+    with caplog.at_level(logging.DEBUG, logger="hermes.kernel.agent.events"):
         result = agent_with(provider, store, tmp_path, on_event=show, stream=False).run_conversation("go")
     assert result["final_response"] == "done"
     start, end = events[0], events[1]

@@ -56,7 +56,7 @@ def pipe() -> Iterator[Pipe]:
 
 
 def _in_worker(questions: TerminalQuestions, ask: Any, *, new_turn: bool = True) -> dict[str, Any]:
-    """Run ``ask`` on a worker thread while this (main) thread answers, as ``chat.run_turn`` does."""
+    """Run ``ask`` on a worker thread while this (main) thread answers, as ``_turns.run_turn`` does."""
     outcome: dict[str, Any] = {}
 
     def work() -> None:
