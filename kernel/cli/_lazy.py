@@ -39,7 +39,7 @@ def _as_command(name: str, target: Any) -> Any:
     """The click command for a typer app or a plain function."""
     if not isinstance(target, typer.Typer):
         if not callable(target):
-            raise TypeError(f"it is a {type(target).__name__}, not a typer.Typer or a function")
+            raise TypeError(f"its object is of type {type(target).__name__}, not a typer.Typer or a function")
         single = typer.Typer()
         single.command(name)(target)
         target = single
@@ -90,7 +90,8 @@ class LazyGroup(TyperGroup):
             return _as_command(name, target)
         except Exception as exc:  # noqa: BLE001 - the plugin's object, not ours: one line naming it
             self.host.load_failures[(COMMANDS_GROUP, name)] = str(exc)
-            raise PluginLoadError(COMMANDS_GROUP, name, str(exc)) from None
+            dists = [r.distribution for r in self.host.installed(COMMANDS_GROUP) if r.name == name]
+            raise PluginLoadError(COMMANDS_GROUP, name, f"{exc} (from {', '.join(dists)})") from None
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
