@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_DISTRIBUTION",
+    "COMMANDS_GROUP",
     "GROUPS",
     "PLUGINS_GROUP",
     "SLOT_GROUPS",
@@ -63,7 +64,9 @@ SLOT_GROUPS = (
     "hermes.skills",
     "hermes.session_stores",
 )
-GROUPS = (*SLOT_GROUPS, PLUGINS_GROUP)
+#: Front-ends: typer command groups the root CLI lists beside its built-in commands.
+COMMANDS_GROUP = "hermes.commands"
+GROUPS = (*SLOT_GROUPS, COMMANDS_GROUP, PLUGINS_GROUP)
 
 _USE_ENVIRONMENT: Any = object()
 _MAX_HOOK_FAILURES = 200
@@ -417,6 +420,28 @@ class PluginHost:
                 group, name, f"installed by several distributions ({', '.join(dists)}); remove one"
             ) from None
         return manager.driver
+
+    def load(self, group: str, name: str) -> Any:
+        """Import the allowed entry point ``name`` of ``group`` directly, without stevedore.
+
+        Cheap enough for ``hermes --help``. Raises PluginNotFoundError, or
+        PluginLoadError naming the distribution (the reason is also recorded in
+        :attr:`load_failures`).
+        """
+        entries = [e for e in self._entries(group) if e.name == name and self._allowed(e)]
+        if not entries:
+            raise PluginNotFoundError(group, name, self.available(group))
+        if len(entries) > 1:
+            dists = ", ".join(sorted(e.distribution for e in entries))
+            raise PluginLoadError(group, name, f"installed by several distributions ({dists}); remove one")
+        try:
+            obj = entries[0].entry_point.load()
+        except Exception as exc:  # a broken plugin: one line for the caller, the trace in the debug log
+            self.load_failures[(group, name)] = reason = _describe(exc)
+            log.debug("load failure of %s:%s", group, name, exc_info=exc)
+            raise PluginLoadError(group, name, f"{reason} (from {entries[0].distribution or 'an unknown distribution'})") from None
+        self.load_failures.pop((group, name), None)
+        return obj
 
     def implementations(self, group: str) -> list[tuple[str, Any]]:
         """Every allowed implementation of ``group``, imported; one that fails is recorded and skipped."""

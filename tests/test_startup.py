@@ -29,6 +29,28 @@ def test_help_imports_nothing_heavy() -> None:
     assert json.loads(result.stdout.strip().splitlines()[-1]) == []
 
 
+FRONT_END_PROBE = """
+import json, sys
+from hermes.kernel.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(("hermes.plugins", "hermes.compat", "hermes.kernel.store")))))
+"""
+
+
+def test_help_imports_only_the_light_module_of_each_front_end() -> None:
+    """Front-ends are entry points: --help imports each one's typer module, never what it runs."""
+    result = subprocess.run([sys.executable, "-c", FRONT_END_PROBE], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "\n  serve " in result.stdout and "\n  import " in result.stdout
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [
+        "hermes.compat", "hermes.compat.hermes", "hermes.compat.hermes.import_cmd",
+        "hermes.plugins", "hermes.plugins.serve", "hermes.plugins.serve.cli",
+    ]  # fmt: skip
+
+
 def test_importing_the_kernel_imports_nothing_heavy() -> None:
     probe = f"import json, sys, hermes.kernel; print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

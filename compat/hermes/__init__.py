@@ -7,11 +7,15 @@ provider in :class:`HermesProviderAdapter`. :class:`MemoryProvider` is the
 Hermes contract a provider subclasses (imported as ``agent.memory_provider``).
 """
 
-from . import config_map  # stdlib only: Hermes Agent's config.yaml keys (imported by the kernel when a file needs it)
-from .adapter import HermesProviderAdapter, load_folder_provider
-from .loader import import_provider, read_manifest
-from .memory_provider import MemoryProvider
-from .standins import FeatureUnavailable, ProviderScope
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import config_map
+    from .adapter import HermesProviderAdapter, load_folder_provider
+    from .loader import import_provider, read_manifest
+    from .memory_provider import MemoryProvider
+    from .standins import FeatureUnavailable, ProviderScope
 
 __all__ = [
     "FeatureUnavailable",
@@ -23,3 +27,22 @@ __all__ = [
     "load_folder_provider",
     "read_manifest",
 ]
+
+# Each name loads on first use: `hermes --help` imports `.import_cmd` (the `import` front-end)
+# for its help line and must not pay for the adapter and the loader.
+_LAZY = {
+    "config_map": ".config_map",  # stdlib only: Hermes Agent's config.yaml keys
+    **dict.fromkeys(["HermesProviderAdapter", "load_folder_provider"], ".adapter"),
+    **dict.fromkeys(["import_provider", "read_manifest"], ".loader"),
+    "MemoryProvider": ".memory_provider",
+    **dict.fromkeys(["FeatureUnavailable", "ProviderScope"], ".standins"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = import_module(_LAZY[name], __name__)
+    value = module if name == "config_map" else getattr(module, name)
+    globals()[name] = value
+    return value

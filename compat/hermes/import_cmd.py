@@ -12,13 +12,17 @@ left as it is and reported.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from hermes.kernel import HermesError
 
-from .state_db import HermesStateDB, is_hermes_state_db
+if TYPE_CHECKING:
+    from .state_db import HermesStateDB
+
+# The `hermes.commands` entry point names `app`: `hermes --help` imports this module for its
+# help line, so the reader of state.db (sqlite3, the kernel's store) loads inside the commands.
 
 __all__ = ["app", "default_source", "import_hermes", "open_target", "refresh_grown"]
 
@@ -38,6 +42,8 @@ def _group() -> None:
 
 def default_source(home: Any) -> Path:
     """The Hermes Agent ``state.db`` to import when no PATH is given: this home's, else ``~/.hermes``'s."""
+    from .state_db import is_hermes_state_db
+
     for candidate in (home.shared_state_db, Path.home() / ".hermes" / "state.db"):
         if is_hermes_state_db(candidate) is not None:
             return candidate
@@ -49,6 +55,8 @@ def default_source(home: Any) -> Path:
 def open_target(app_state: Any, source: Path) -> Any:
     """The kernel store to import into: the configured one, or the home's own file beside Hermes Agent's."""
     from hermes.kernel.store import SQLiteSessionStore, open_store, store_settings
+
+    from .state_db import is_hermes_state_db
 
     settings = store_settings(app_state.config)
     home = app_state.home
@@ -132,6 +140,8 @@ def import_hermes(app_state: Any, path: Path | None, *, quiet: bool) -> dict[str
     from hermes.kernel.cli.sessions_migrate import _run
     from hermes.kernel.store.migrate import copy_sessions
 
+    from .state_db import HermesStateDB
+
     if path is not None and path.is_dir():
         path = path / "state.db"
     source_path = path if path is not None else default_source(app_state.home)
@@ -181,7 +191,7 @@ def hermes_cmd(
     Idempotent and resumable: run it again after an interruption, or after
     using Hermes Agent some more, and it copies only what is new.
     """
-    from hermes.kernel.cli._state import print_json, state
+    from hermes.kernel.cli import print_json, state
 
     result = import_hermes(state(ctx), path, quiet=as_json)
     if as_json:

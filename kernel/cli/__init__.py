@@ -1,4 +1,10 @@
-"""The ``hermes`` command line: an explicit typer root with one sub-app per group."""
+"""The ``hermes`` command line: an explicit typer root with one sub-app per group.
+
+Front-ends (``serve``, third parties' commands) are plugins in the
+``hermes.commands`` entry-point group; the helpers they share with the built-in
+commands (the invocation's :class:`AppState`, JSON and table output, one-line
+failures) are public here.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +19,20 @@ from .._version import __version__
 from ..errors import HermesError
 from ..host import PluginHost
 from ._lazy import LazyCommand, LazyGroup
-from ._state import AppState, state
+from ._state import AppState, JsonOption, fail, print_json, print_table, report, state, warn_unknown_keys
 
-__all__ = ["build_app", "main"]
+__all__ = [
+    "AppState",
+    "JsonOption",
+    "build_app",
+    "fail",
+    "main",
+    "print_json",
+    "print_table",
+    "report",
+    "state",
+    "warn_unknown_keys",
+]
 
 
 def _version_callback(value: bool) -> None:
@@ -45,7 +62,8 @@ def _root(
 
 
 # Built-in commands load on first use; the help line is what `hermes --help` shows
-# (tests/kernel/cli/test_lazy.py checks it matches the command's docstring).
+# (tests/kernel/cli/test_lazy.py checks it matches the command's docstring). Front-ends
+# are not here: they come from the `hermes.commands` entry points, built-in ones too.
 BUILTIN_COMMANDS = {
     "chat": LazyCommand(".chat", "chat", "Chat with the agent (REPL), or answer once with -q or what is piped in."),
     "sessions": LazyCommand(".sessions", "app", "Browse, search, branch, export and delete stored sessions."),
@@ -59,16 +77,17 @@ BUILTIN_COMMANDS = {
     "skills": LazyCommand(".skills_cmd", "app", "List, show, install, remove and audit skills."),
     "mcp": LazyCommand(".mcp_cmd", "app", "Add, list, test and remove MCP servers (tools from the Model Context Protocol)."),
     "doctor": LazyCommand(".doctor", "doctor", "Check config, plugins, state.db, permissions and API keys; --fix repairs what it can."),
-    "import": LazyCommand("hermes.compat.hermes.import_cmd", "app", "Import history from another agent's home (Hermes Agent's state.db)."),
-    "serve": LazyCommand(".serve", "app", "Serve the agent over an OpenAI-compatible API with a dashboard (needs the serve extra)."),
 }
 
 
 def build_app(host: PluginHost) -> typer.Typer:
-    """The root app with the built-in groups and every plugin's ``register_commands``."""
+    """The root app: the built-in groups, the ``hermes.commands`` entry points ``host`` allows
+    and every plugin's ``register_commands``."""
+    plugin_host = host  # a class body cannot read a function's name it also assigns
 
     class Root(LazyGroup):
         lazy = BUILTIN_COMMANDS
+        host = plugin_host
 
     # rich help formatting costs ~50 ms of imports; plain help keeps startup light.
     app = typer.Typer(

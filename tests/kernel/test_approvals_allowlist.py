@@ -156,7 +156,7 @@ def test_the_server_approver_is_the_allow_list(tmp_path) -> None:
 
     from hermes.kernel.config import DEFAULTS, Config
     from hermes.kernel.home import HermesHome
-    from hermes.kernel.serve.settings import ServeSettings
+    from hermes.plugins.serve.settings import ServeSettings
 
     data = copy.deepcopy(DEFAULTS)  # every serve key a server reads, as a real config has them
     data["serve"].update(approvals="allow-list", allowed_commands=["git status*"])

@@ -46,7 +46,7 @@ def test_an_unknown_group_names_every_known_one() -> None:
     assert str(err.value) == (
         "unknown entry-point group 'hermes.engines'; known: hermes.context_engines, hermes.memory_providers, "
         "hermes.model_providers, hermes.credential_strategies, hermes.tools, hermes.skills, "
-        "hermes.session_stores, hermes.plugins"
+        "hermes.session_stores, hermes.commands, hermes.plugins"
     )
 
 

@@ -183,7 +183,7 @@ def test_refuse_mode_on_a_server_names_the_settings(hh: Path) -> None:
 
 def test_a_server_has_every_cli_toolset_but_the_terminal_unless_serve_toolsets_says_so() -> None:
     from hermes.kernel import PluginHost
-    from hermes.kernel.serve.profiles import server_toolsets
+    from hermes.plugins.serve.profiles import server_toolsets
 
     host = PluginHost()
     default = server_toolsets(Config({}), host)

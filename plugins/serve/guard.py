@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError
+from hermes.kernel.errors import ConfigError
 from .errors import error_body
 
 __all__ = ["GuardPolicy", "GuardMiddleware", "RequestView", "request_view"]

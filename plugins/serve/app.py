@@ -13,8 +13,6 @@ import contextlib
 import json
 import logging
 import re
-import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -23,115 +21,28 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from .._version import __version__
-from ..home import HermesHome
+from hermes.kernel import __version__
+from hermes.kernel.home import HermesHome
 from .errors import RequestError, error_body
-from .cookies import SESSION_COOKIE, SessionBook, session_hours
-from .guard import GuardMiddleware, GuardPolicy
-from .keys import ApiKey, match_key
-from .limits import KeyLimits, LimitExceeded
-from .profiles import Profile, ProfileSet
-from .runner import QueueFull, ServerDraining, Turn, TurnRunner, TurnSpec
-from .settings import ServeSettings
+from .guard import GuardMiddleware
+from .keys import ApiKey
+from .limits import LimitExceeded
+from .profiles import Profile
+from .runner import QueueFull, ServerDraining, Turn, TurnSpec
 from .tenants import Scope
 from .wire_chat import ChatStream, chat_json, parse_chat
 from .wire_responses import ResponsesStream, parse_response_id, parse_responses, response_json
+from .dashboard import dashboard_routes
+from .state import ServeState, authenticate
 
-__all__ = ["COOKIE", "ServeState", "create_app"]
+__all__ = ["create_app"]
 
 log = logging.getLogger(__name__)
-COOKIE = SESSION_COOKIE
 _DISCONNECT_POLL_S = 0.1
-
-
-class ServeState:
-    """What every route shares: profiles, settings, the runner, the limits and read-only stores."""
-
-    def __init__(self, home: HermesHome) -> None:
-        self.profiles = ProfileSet(home)
-        self.settings = ServeSettings.from_config(self.profiles.serving.config, home)
-        self.runner = TurnRunner(self.settings)
-        self.limits = KeyLimits(self.settings)
-        # Browser safety (guard.py) and dashboard sessions (cookies.py): their own serve.* keys.
-        config = self.profiles.serving.config
-        self.guard = GuardPolicy.from_config(config)
-        self.profiles.serving.home.ensure()
-        self.sessions = SessionBook(self.profiles.serving.home.path, hours=session_hours(config))
-        self._stores: dict[str, Any] = {}
-        self._stores_lock = threading.Lock()
-        self._keys = self.settings.keys
-        # Once a server has keys it never turns open: revoking the last key locks it instead.
-        self.auth_required = bool(self._keys)
-        self._keys_stamp = self._stamp()
-        self.started = time.time()
-
-    def _stamp(self) -> int:
-        try:
-            return self.profiles.serving.home.config_path.stat().st_mtime_ns
-        except OSError:
-            return 0
-
-    @property
-    def keys(self) -> tuple[ApiKey, ...]:
-        """The keys in the config file, re-read when it changes: a revoke applies to running servers."""
-        path = self.profiles.serving.home.config_path
-        try:
-            stamp = path.stat().st_mtime_ns
-        except OSError:
-            stamp = 0
-        if stamp != self._keys_stamp:
-            from ..config import read_config_file
-            from .keys import load_keys
-
-            try:
-                self._keys = tuple(load_keys((read_config_file(path).get("serve") or {}).get("api_keys")))
-                self.auth_required = self.auth_required or bool(self._keys)
-            except Exception as exc:  # noqa: BLE001 - a broken edit keeps the last good keys
-                log.warning("keeping the previous API keys: %s", exc)
-            self._keys_stamp = stamp
-        return self._keys
-
-    def store(self, profile: Profile | None = None) -> Any:
-        """A store for reads (lookups and the dashboard), one per profile, opened once.
-
-        The one the profile's config chooses (``store.backend``/``store.url``,
-        ``HERMES_STORE_URL``), as its agents use: on a shared PostgreSQL store a
-        ``previous_response_id`` made by another process is found here too.
-        """
-        from ..store import open_store
-
-        profile = profile or self.profiles.serving
-        with self._stores_lock:  # dashboard pages run in Starlette's thread pool
-            if profile.name not in self._stores:
-                profile.home.ensure()
-                self._stores[profile.name] = open_store(profile.config, profile.home)
-            return self._stores[profile.name]
-
-    def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
-        self._stores.clear()
 
 
 def _error(exc: RequestError) -> JSONResponse:
     return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
-
-
-def authenticate(state: ServeState, request: Request, *, cookie: bool = False) -> ApiKey | None:
-    """The key a request presents; None when the server runs without keys. Raises 401 otherwise."""
-    keys = state.keys
-    if not keys and not state.auth_required:
-        return None
-    header = request.headers.get("authorization", "")
-    presented = header[7:].strip() if header.lower().startswith("bearer ") else None
-    key = match_key(keys, presented)
-    if key is None and cookie:
-        key = state.sessions.key_for(keys, request.cookies.get(COOKIE))
-    if key is None:
-        why = "no API key was sent" if not presented else "the API key is not valid (revoked or mistyped)"
-        raise RequestError(f"{why}; send 'Authorization: Bearer <key>' with a key from `hermes serve key add`",
-                           status=401, code="invalid_api_key")  # fmt: skip
-    return key
 
 
 _MAX_BODY = 16 * 1024 * 1024  # a conversation's text; more is a mistake or an attack
@@ -250,7 +161,7 @@ async def _finish(state: ServeState, key: ApiKey | None, turn: Turn, request: Re
 
 def _turn_error(exc: BaseException) -> RequestError:
     """A turn that raised: 502 when hermes explains it (keys, config, provider), else 500."""
-    from ..errors import HermesError
+    from hermes.kernel.errors import HermesError
 
     known = isinstance(exc, HermesError)
     return RequestError(f"the turn failed: {exc}", status=502 if known else 500,
@@ -258,7 +169,7 @@ def _turn_error(exc: BaseException) -> RequestError:
 
 
 def _raise_for_result(result: dict[str, Any], state: ServeState, turn: Turn) -> None:
-    from ..agent.factory import describe_result
+    from hermes.kernel.agent.factory import describe_result
 
     refused = turn.spec.meter.refused if turn.spec.meter is not None else None
     if result.get("failed") and refused is not None:  # a limit stopped the turn before a model call
@@ -356,8 +267,8 @@ def _responses_spec(state: ServeState, profile: Profile, parsed: Any, key: ApiKe
     The response id is fixed here, before the turn runs: the session it lands in is
     known (a new session's id is chosen now) and so is where its input starts.
     """
-    from ..agent.history import repair_history
-    from ..store import new_session_id
+    from hermes.kernel.agent.history import repair_history
+    from hermes.kernel.store import new_session_id
     from .wire_responses import check_results, response_id
 
     name = key.name if key else None
@@ -435,8 +346,6 @@ async def responses(request: Request) -> Response:
 
 def create_app(home: HermesHome, *, on_shutdown: Callable[[ServeState], None] | None = None) -> Starlette:
     """The server for the profile at ``home``; ``on_shutdown`` runs when the app stops (drain)."""
-    from .dashboard import dashboard_routes
-
     state = ServeState(home)
 
     @contextlib.asynccontextmanager

@@ -18,9 +18,9 @@ from starlette.testclient import TestClient
 
 from hermes.kernel.config import DEFAULTS, Config
 from hermes.kernel.errors import ConfigError
-from hermes.kernel.serve.cookies import SessionBook, load_secret, session_hours
-from hermes.kernel.serve.guard import GuardMiddleware, GuardPolicy, request_view
-from hermes.kernel.serve.keys import ApiKey, hash_key
+from hermes.plugins.serve.cookies import SessionBook, load_secret, session_hours
+from hermes.plugins.serve.guard import GuardMiddleware, GuardPolicy, request_view
+from hermes.plugins.serve.keys import ApiKey, hash_key
 
 KEY = ApiKey("app", hash_key("hk-plain"), "hk-plain")
 
@@ -172,7 +172,7 @@ def test_session_hours_is_checked() -> None:
 @pytest.mark.parametrize("text", ["zz" * 40, "ab" * 10, "canary-51e0d2" + "0" * 64])
 def test_a_damaged_secret_is_one_clear_line_never_a_crash(tmp_path, text: str) -> None:
     from hermes.kernel.errors import ConfigError
-    from hermes.kernel.serve.cookies import load_secret
+    from hermes.plugins.serve.cookies import load_secret
 
     (tmp_path / "serve_secret").write_text(text)
     with pytest.raises(ConfigError, match=r"serve_secret is damaged \(not 64 or more hex digits\); delete it"):

@@ -18,13 +18,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ..redact import redact_data, redact_snippet
+from hermes.kernel.redact import redact_data, redact_snippet
 from .charts import bar_chart, usage_by
 from .errors import RequestError, error_body
 from .cookies import LOGIN_COOKIE, LOGIN_FORM_TTL, SESSION_COOKIE
 from .guard import request_view
 from .keys import match_key
 from .pages import layout, login_page, message_html, session_tree, ts
+from .state import authenticate
 from .tenants import Scope
 
 __all__ = ["compaction_record", "compression_notes", "dashboard_routes", "fidelity_html"]
@@ -49,8 +50,6 @@ def _page(title: str, body: str, status: int = 200, query: str = "") -> HTMLResp
 
 def _signed_in(request: Request) -> Scope | None:
     """The scope of the signed-in key (tenants.py), or None when nobody is signed in."""
-    from .app import authenticate
-
     try:
         return Scope.of(authenticate(_state(request), request, cookie=True))
     except RequestError:

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..approvals import UNATTENDED_SERVICE
-from ..config import Config, load_config
-from ..errors import ConfigError
-from ..home import DEFAULT_PROFILE, HermesHome, validate_profile_name
-from ..host import PluginHost
+from hermes.kernel.approvals import UNATTENDED_SERVICE
+from hermes.kernel.config import Config, load_config
+from hermes.kernel.errors import ConfigError
+from hermes.kernel.home import DEFAULT_PROFILE, HermesHome, validate_profile_name
+from hermes.kernel.host import PluginHost
 from .settings import ServeSettings
 from .tenants import Scope
 
@@ -39,7 +39,7 @@ OFF_ON_A_SERVER = ("terminal",)
 
 def server_toolsets(config: Config, host: PluginHost) -> list[str]:
     """The toolsets a server's agents get: ``serve.toolsets``, else the CLI's minus ``terminal``."""
-    from ..tool_registry import TOOLS_GROUP
+    from hermes.kernel.tool_registry import TOOLS_GROUP
 
     chosen = config.get("serve.toolsets", []) or []
     if isinstance(chosen, str):
@@ -80,8 +80,8 @@ class Profile:
         and shared: opening one costs about 0.1 s of CPU (TLS setup), which
         would otherwise be paid by every session's first turn.
         """
-        from ..agent.calling import ModelRoute
-        from ..agent.factory import open_routes
+        from hermes.kernel.agent.calling import ModelRoute
+        from hermes.kernel.agent.factory import open_routes
 
         with self._lock:
             if self._shared is None:
@@ -110,7 +110,7 @@ class Profile:
 
         ``scope`` (tenants.py) chooses the tenant: its home, workspace folder and sessions.
         """
-        from ..agent.factory import build_agent
+        from hermes.kernel.agent.factory import build_agent
         from .limits import MeteredClient, MeterSlot
 
         scope = scope or Scope()

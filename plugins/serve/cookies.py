@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
-from ..home import atomic_write, file_lock, lock_file_for
+from hermes.kernel.errors import ConfigError
+from hermes.kernel.home import atomic_write, file_lock, lock_file_for
 from .keys import ApiKey
 
 __all__ = ["LOGIN_COOKIE", "LOGIN_FORM_TTL", "SECRET_FILE", "SESSIONS_FILE", "SESSION_COOKIE", "SessionBook", "load_secret", "session_hours"]

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import read_config_file, set_config_value
-from ..errors import ConfigError, HermesError
-from ..home import file_lock, lock_file_for
+from hermes.kernel.config import read_config_file, set_config_value
+from hermes.kernel.errors import ConfigError, HermesError
+from hermes.kernel.home import file_lock, lock_file_for
 
 __all__ = ["ApiKey", "KEY_PREFIX", "add_key", "hash_key", "load_keys", "match_key", "revoke_key"]
 

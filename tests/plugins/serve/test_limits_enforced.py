@@ -9,9 +9,9 @@ import pytest
 
 from hermes.kernel.config import DEFAULTS, Config
 from hermes.kernel.home import HermesHome
-from hermes.kernel.serve import ServeSettings
-from hermes.kernel.serve.keys import ApiKey
-from hermes.kernel.serve.limits import KeyLimits, LimitExceeded, MeteredClient, MeterSlot, SpendRefused, usd
+from hermes.plugins.serve.settings import ServeSettings
+from hermes.plugins.serve.keys import ApiKey
+from hermes.plugins.serve.limits import KeyLimits, LimitExceeded, MeteredClient, MeterSlot, SpendRefused, usd
 from hermes.kernel.usage import CostResult
 
 

@@ -256,7 +256,7 @@ class TurnRunner:
                 if spec.system:
                     agent.system_message = spec.system
                 if spec.history or spec.tool_results:
-                    from ..agent.history import repair_history
+                    from hermes.kernel.agent.history import repair_history
 
                     # A client's history may pair tool calls and results badly; providers reject that.
                     agent.messages = repair_history(spec.history + spec.tool_results)  # persisted with the first flush
@@ -394,7 +394,7 @@ def _bind_meter(agent: Any, meter: Any) -> None:
 
 def _add_results(agent: Any, spec: TurnSpec) -> None:
     """Append the client's tool results to a stored session; a new user message first closes calls left open."""
-    from ..agent.history import repair_history
+    from hermes.kernel.agent.history import repair_history
 
     if spec.tool_results:
         agent.messages.extend(spec.tool_results)  # persisted with the turn's first flush
@@ -406,7 +406,7 @@ def _add_results(agent: Any, spec: TurnSpec) -> None:
 
 def _title_locally(store: Any, session_id: str, messages: list[dict[str, Any]]) -> None:
     """Name an untitled session after its first user message (no model call; never raises)."""
-    from ..store import TitleInUseError
+    from hermes.kernel.store import TitleInUseError
 
     try:
         first = next((m.get("content") for m in messages if m.get("role") == "user"), None)

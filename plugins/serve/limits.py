@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from ..providers.errors import ProviderError
+from hermes.kernel.providers.errors import ProviderError
 from .errors import RequestError
 from .keys import ApiKey
 from .settings import ServeSettings

@@ -14,8 +14,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import HermesError
-from ..home import HermesHome
+from hermes.kernel.errors import HermesError
+from hermes.kernel.home import HermesHome
 from .settings import ServeSettings, is_loopback
 
 __all__ = ["check_bind", "run_server"]
@@ -43,7 +43,8 @@ def run_server(
     """Serve until SIGTERM/SIGINT, then drain. Prints the bound address (port 0 picks one), then ``notes``."""
     import uvicorn
 
-    from .app import ServeState, create_app
+    from .app import create_app
+    from .state import ServeState
 
     server_ref: dict[str, Any] = {}
 

@@ -8,8 +8,8 @@ import pytest
 
 from hermes.kernel.errors import ConfigError, HermesError
 from hermes.kernel.home import HermesHome
-from hermes.kernel.serve.keys import add_key, load_keys
-from hermes.kernel.serve.tenants import Scope, TenantHome
+from hermes.plugins.serve.keys import add_key, load_keys
+from hermes.plugins.serve.tenants import Scope, TenantHome
 from hermes.kernel.skills.library import SkillsLibrary
 from hermes.kernel.skills.manage import SkillManager
 

@@ -1,4 +1,9 @@
-"""``hermes serve``: the OpenAI-compatible API and the dashboard; ``hermes serve key`` manages its keys."""
+"""``hermes serve``: the OpenAI-compatible API and the dashboard; ``hermes serve key`` manages its keys.
+
+The ``hermes.commands`` entry point names :data:`app`; ``hermes --help`` imports
+this module for its help line, so it imports only typer and the kernel's CLI at
+the top, and everything else inside the commands.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._state import fail, print_json, print_table, state
+from hermes.kernel.cli import fail, print_json, print_table, state, warn_unknown_keys
 
 __all__ = ["app"]
 
@@ -35,25 +40,23 @@ def serve(
         import uvicorn  # noqa: F401
     except ImportError:
         fail("hermes serve needs the serve extra: pip install 'hermes-kernel[serve]'")
-    from ..serve.server import run_server
+    from .server import run_server
 
     app_state = state(ctx)
     app_state.config  # a broken config.yaml fails here with its one line
-    from ._state import warn_unknown_keys
-
     warn_unknown_keys(app_state)
     run_server(app_state.home, host, port, log_level=log_level, notes=[_toolsets_line(app_state.config)])
 
 
 def _toolsets_line(config: object) -> str:
     """The line said once the server listens: the toolsets its agents get (terminal only when serve.toolsets names it)."""
-    from ..host import PluginHost
-    from ..serve.profiles import OFF_ON_A_SERVER, server_toolsets
+    from hermes.kernel import PluginHost
+    from .profiles import OFF_ON_A_SERVER, server_toolsets
 
     on = server_toolsets(config, PluginHost(disabled=tuple(config.disabled_plugins)))  # type: ignore[attr-defined]
     off = [name for name in OFF_ON_A_SERVER if name not in on]
     note = f"; {', '.join(off)} off (enable with serve.toolsets)" if off else ""
-    from ..serve.keys import load_keys
+    from .keys import load_keys
 
     try:
         tenants = {k.tenant_name for k in load_keys(config.get("serve.api_keys", [])) if not k.admin}  # type: ignore[attr-defined]
@@ -75,7 +78,7 @@ def key_add(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Create a key; it is printed once and stored only as a hash."""
-    from ..serve.keys import add_key
+    from .keys import add_key
 
     app_state = state(ctx)
     app_state.config
@@ -97,7 +100,7 @@ def key_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List keys: name, first characters, creation time and limits (never the key or its hash)."""
-    from ..serve.keys import load_keys
+    from .keys import load_keys
 
     keys = load_keys(state(ctx).config.get("serve.api_keys", []))
     if as_json:
@@ -115,8 +118,8 @@ def key_list(
 
 
 def _remove(ctx: typer.Context, name: str, as_json: bool) -> None:
-    from ..serve.cookies import SESSIONS_FILE, SessionBook
-    from ..serve.keys import revoke_key
+    from .cookies import SESSIONS_FILE, SessionBook
+    from .keys import revoke_key
 
     app_state = state(ctx)
     app_state.config

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hermes.kernel.serve.errors import RequestError
-from hermes.kernel.serve.wire_chat import parse_chat
-from hermes.kernel.serve.wire_responses import parse_response_id, parse_responses, response_id
+from hermes.plugins.serve.errors import RequestError
+from hermes.plugins.serve.wire_chat import parse_chat
+from hermes.plugins.serve.wire_responses import parse_response_id, parse_responses, response_id
 
 
 def test_chat_history_system_and_last_user_message() -> None:
@@ -110,7 +110,7 @@ def test_a_tool_result_for_an_unknown_call_names_the_id() -> None:
 
 def test_pages_and_terminal_text_survive_lone_surrogates_and_tool_only_messages() -> None:
     from hermes.kernel.cli._terminal import printable, printable_for
-    from hermes.kernel.serve.pages import message_html
+    from hermes.plugins.serve.pages import message_html
 
     html = message_html({"id": 1, "role": "assistant", "content": None, "tool_calls": [_CALL]})
     assert "null" not in html and "calls get_weather" in html and "Oslo" in html

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..approvals import CommandAllowList
-from ..config import Config
-from ..errors import ConfigError
-from ..home import HermesHome
+from hermes.kernel.approvals import CommandAllowList
+from hermes.kernel.config import Config
+from hermes.kernel.errors import ConfigError
+from hermes.kernel.home import HermesHome
 from .keys import ApiKey, load_keys
 
 __all__ = ["APPROVAL_MODES", "ServeSettings", "is_loopback"]

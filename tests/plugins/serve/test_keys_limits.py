@@ -9,8 +9,9 @@ import pytest
 from hermes.kernel.config import DEFAULTS, Config, read_config_file
 from hermes.kernel.errors import ConfigError, HermesError
 from hermes.kernel.home import HermesHome
-from hermes.kernel.serve import ServeSettings, add_key, hash_key, load_keys, match_key, revoke_key
-from hermes.kernel.serve.limits import KeyLimits, LimitExceeded
+from hermes.plugins.serve.keys import add_key, hash_key, load_keys, match_key, revoke_key
+from hermes.plugins.serve.settings import ServeSettings
+from hermes.plugins.serve.limits import KeyLimits, LimitExceeded
 
 
 def settings(tmp_path: Path, **serve) -> ServeSettings:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..home import HermesHome
+from hermes.kernel.home import HermesHome
 from .keys import ApiKey
 
 __all__ = ["Scope", "TENANTS_FOLDER", "TenantHome"]
