@@ -435,7 +435,7 @@ class PluginHost:
             dists = ", ".join(sorted(e.distribution for e in entries))
             raise PluginLoadError(group, name, f"installed by several distributions ({dists}); remove one")
         try:
-            obj = entries[0].entry_point.load()
+            obj = entries[0].load()
         except Exception as exc:  # a broken plugin: one line for the caller, the trace in the debug log
             self.load_failures[(group, name)] = reason = _describe(exc)
             log.debug("load failure of %s:%s", group, name, exc_info=exc)

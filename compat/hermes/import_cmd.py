@@ -137,7 +137,7 @@ def diverged_alike(source: HermesStateDB, target: Any, skip: set[str]) -> list[s
 
 def import_hermes(app_state: Any, path: Path | None, *, quiet: bool) -> dict[str, Any]:
     """Import ``path`` (a state.db or a Hermes Agent home) into the kernel's store; the report as a dict."""
-    from hermes.kernel.cli.sessions_migrate import _run
+    from hermes.kernel.cli.sessions_migrate import copy_with_progress
     from hermes.kernel.store.migrate import copy_sessions
 
     from .state_db import HermesStateDB
@@ -149,7 +149,7 @@ def import_hermes(app_state: Any, path: Path | None, *, quiet: bool) -> dict[str
     try:
         target = open_target(app_state, source_path)
         try:
-            report = _run(copy_sessions, source, target, quiet=quiet)
+            report = copy_with_progress(copy_sessions, source, target, quiet=quiet)
             source.freeze_notes()
             grown = [sid for sid in (*report.conflicts, *report.missing)]
             updated, diverged = refresh_grown(source, target, grown)

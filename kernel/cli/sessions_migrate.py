@@ -13,7 +13,7 @@ from ._state import print_json, state
 if TYPE_CHECKING:
     from ..store.migrate import CopyReport
 
-__all__ = ["migrate"]
+__all__ = ["copy_with_progress", "migrate"]
 
 
 def migrate(
@@ -43,7 +43,7 @@ def migrate(
     try:
         if source.describe() == target.describe():
             raise HermesError("the source and the target are the same store; give another --to URL")
-        report = _run(copy_sessions, source, target, quiet=as_json)
+        report = copy_with_progress(copy_sessions, source, target, quiet=as_json)
     finally:
         source.close()
         target.close()
@@ -86,7 +86,8 @@ def _counts(report: CopyReport, sid: str) -> str:
     return f"{sid}: {pair[0]} in the source, {there} in the target"
 
 
-def _run(copy: Callable[..., CopyReport], source: Any, target: Any, *, quiet: bool) -> CopyReport:
+def copy_with_progress(copy: Callable[..., CopyReport], source: Any, target: Any, *, quiet: bool) -> CopyReport:
+    """Run ``copy(source, target, progress=...)`` under a progress bar on stderr (none when ``quiet``)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

@@ -19,6 +19,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from hermes.kernel.agent.titles import LocalTitle
+
 from .profiles import Profile
 from .settings import ServeSettings
 from .tenants import Scope
@@ -244,8 +246,10 @@ class TurnRunner:
             turn._agent = agent
             _bind_meter(agent, spec.meter)
             agent.client_tools, agent.offer_own_tools, agent.request_options = spec.client_tools, spec.own_tools, spec.options
-            # API sessions are titled from their first user message below, never by a model call per request.
+            # API sessions are titled from their first user message (LocalTitle), never by a model call per request,
+            # whatever sessions.auto_title says: a client cannot name its sessions otherwise.
             agent.reviews[:] = [r for r in agent.reviews if getattr(r, "name", None) != "title"]
+            agent.reviews.append(LocalTitle())
             seeded = False
             if spec.new_id and agent.store.get_session(spec.new_id) is not None:
                 # A request for the same new conversation ran first (it held the lock): continue it.
@@ -270,7 +274,6 @@ class TurnRunner:
                 agent.interrupt()
             result = agent.run_conversation(spec.message)
             session_id = result["session_id"]
-            _title_locally(store, session_id, agent.messages)
             tokens, cost = _usage_of(store, session_id)
             if before_id and before_id != session_id:  # compressed into a child: count the parent's share too
                 old_tokens, old_cost = _usage_of(store, before_id)
@@ -402,27 +405,6 @@ def _add_results(agent: Any, spec: TurnSpec) -> None:
         closed = repair_history([*agent.messages, {"role": "user", "content": ""}])[:-1]
         if len(closed) > len(agent.messages) and closed[: len(agent.messages)] == agent.messages:
             agent.messages[:] = closed  # the client moved on without the results: skipped ones are stored
-
-
-def _title_locally(store: Any, session_id: str, messages: list[dict[str, Any]]) -> None:
-    """Name an untitled session after its first user message (no model call; never raises)."""
-    from hermes.kernel.store import TitleInUseError
-
-    try:
-        first = next((m.get("content") for m in messages if m.get("role") == "user"), None)
-        row = store.get_session(session_id)
-        if not isinstance(first, str) or row is None or row.get("title"):
-            return
-        words = " ".join(first.encode("utf-8", "replace").decode("utf-8").replace("\x00", "").split())
-        title = words if len(words) <= 60 else words[:57].rsplit(" ", 1)[0] + "…"
-        if not title:
-            return
-        try:
-            store.set_title(session_id, title)
-        except TitleInUseError:
-            store.set_title(session_id, f"{title} ({session_id[-6:]})")
-    except Exception as exc:  # noqa: BLE001 - a title is a nicety
-        log.info("no title for %s: %s", session_id, exc)
 
 
 def _close(agent: Any) -> None:
