@@ -93,6 +93,17 @@ class LazyGroup(TyperGroup):
             dists = [r.distribution for r in self.host.installed(COMMANDS_GROUP) if r.name == name]
             raise PluginLoadError(COMMANDS_GROUP, name, f"{exc} (from {', '.join(dists)})") from None
 
+    def _help_line(self, name: str) -> str | None:
+        """A front-end's help line from its typer app's ``help``, without converting the app (and every
+        command under it) to click just to print ``--help``; None when it has none to read."""
+        if self.host is None or name not in self.entry_point_names:
+            return None
+        target = self.host.load(COMMANDS_GROUP, name)
+        text = getattr(getattr(target, "info", None), "help", None) if isinstance(target, typer.Typer) else None
+        if not isinstance(text, str) or not text.strip():
+            return None
+        return " ".join(text.strip().split("\n\n", 1)[0].split())
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         rows = []
         for name in self.list_commands(ctx):
@@ -102,6 +113,10 @@ class LazyGroup(TyperGroup):
                 continue
             if loaded is None:
                 try:
+                    line = self._help_line(name)
+                    if line is not None:
+                        rows.append((name, line))
+                        continue
                     loaded = self.get_command(ctx, name)
                 except PluginLoadError as exc:  # the other commands and --help still work
                     log.warning("%s", exc)
