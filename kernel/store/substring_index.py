@@ -41,7 +41,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Messages indexed per write transaction: bounds how long a batch holds the write lock.
-CATCH_UP_BATCH = 400
+CATCH_UP_BATCH = 200
 #: How long the indexer lets appends gather before a batch: one extra commit per this many
 #: seconds of writing, instead of the trigram work inside every append.
 INDEX_DELAY_S = 0.2
@@ -137,7 +137,8 @@ class SubstringIndexer:
         self._wake.set()
 
     def _run(self) -> None:
-        while True:
+        # close() sets _stop before _wake, so a wake this clear() wipes out is seen at the loop's test.
+        while not self._stop.is_set():
             self._wake.wait()
             if self._stop.wait(self.delay_s):  # let a burst gather; close() cuts the wait short
                 return

@@ -139,3 +139,27 @@ def test_a_file_from_before_the_lagging_index_counts_as_fully_indexed(tmp_path: 
         [hit] = store.search("ingo tex")
         assert hit.message_id == 1
     _integrity(path)
+
+
+def test_close_stops_the_indexer_even_when_its_wake_up_is_cleared_after_close_gave_it() -> None:
+    import threading
+
+    from hermes.kernel.store.substring_index import SubstringIndexer
+
+    indexer = SubstringIndexer(lambda: False, delay_s=0.0)
+
+    class LateClear(threading.Event):
+        """Clears only once close() has set the stop and its own wake-up: the race, made certain."""
+
+        def clear(self) -> None:
+            if indexer._stop.wait(5):
+                time.sleep(0.05)  # close() sets the wake-up right after the stop
+            super().clear()
+
+    indexer._wake = LateClear()
+    indexer.request()
+    closer = threading.Thread(target=indexer.close, daemon=True)
+    time.sleep(0.05)  # the thread is past its gathering wait, inside clear()
+    closer.start()
+    closer.join(5)
+    assert not closer.is_alive()  # close() returned: the thread saw the stop
