@@ -66,12 +66,12 @@ def _script(steps: int) -> list[Any]:
 def _agent_run(steps: int, folder: Path) -> float:
     from hermes.kernel.agent import Agent, ModelRoute
     from hermes.kernel.providers.client import ModelClient
-    from hermes.kernel.store import SessionStore
+    from hermes.kernel.store import open_store
     from hermes.kernel.testing import ScriptedProvider
 
     provider = ScriptedProvider(*_script(steps))
     client = ModelClient("scripted", lambda **kw: provider, None)
-    store = SessionStore(folder / "state.db")
+    store = open_store({}, None, url=str(folder / "state.db"))
     agent = Agent(routes=[ModelRoute(client, "bench-model")], tools=_tools(), host=_host(), store=store,
                   max_iterations=steps + 5, results_dir=folder / "results", cwd=folder, stream=False)
     started = time.perf_counter()

@@ -18,7 +18,7 @@ binaries, over its Unix socket:
   every match, ``ts_headline`` for the top 20, one context statement per
   hit); each query runs once untimed, so both find the same pages cached,
   then both are timed, taking turns going first; target <= 1.0 x;
-* search over one huge message, as on SQLite (:func:`bench.store.huge_message`,
+* search over one huge message, as on SQLite (:func:`bench.store_huge.huge_message`,
   a fresh database per case); target <= 1 s.
 """
 
@@ -32,7 +32,8 @@ import sys
 import time
 from typing import Any
 
-from bench.store import ROOT, _pct, _ratio, _texts, _vocabulary
+from bench.store_data import ROOT, pct, ratio, texts, vocabulary
+from bench.store_huge import huge_message, print_huge
 
 APPEND_RATIO_TARGET = 0.8
 WORST_APPEND_TARGET_MS = 100.0
@@ -72,7 +73,7 @@ def _no_commit_wait(cluster: Any, url: str) -> None:
 def _appends(cluster: Any, n: int, durable: bool = True) -> dict[str, Any]:
     import psycopg
 
-    texts = _texts(n, seed=1)
+    texts = texts(n, seed=1)
     url = cluster.create_database()
     if not durable:
         _no_commit_wait(cluster, url)
@@ -90,12 +91,12 @@ def _appends(cluster: Any, n: int, durable: bool = True) -> dict[str, Any]:
         for text in texts:
             store.append_message(store_sid, {"role": "user", "content": text})
         mine = n / (time.perf_counter() - start)
-    return {"messages": n, "raw_per_s": round(raw), "store_per_s": round(mine), "ratio": _ratio(mine, raw)}
+    return {"messages": n, "raw_per_s": round(raw), "store_per_s": round(mine), "ratio": ratio(mine, raw)}
 
 
 def _writer(url: str, sessions: str, count: int, seed: int, raw: bool, durable: bool = True) -> None:
     """Child process: append ``count`` messages round-robin over ``sessions``; print latencies."""
-    texts = _texts(count, seed)
+    texts = texts(count, seed)
     ids = sessions.split(",")
     latencies, errors = [], []
     if raw:
@@ -117,7 +118,7 @@ def _writer(url: str, sessions: str, count: int, seed: int, raw: bool, durable: 
 
 
 def _searcher(url: str, seconds: float) -> None:
-    words = _vocabulary()
+    words = vocabulary()
     rng = random.Random(3)
     done = 0
     with _store(url, pool_size=1) as store:
@@ -164,8 +165,8 @@ def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable:
         "sessions_with_gaps": gaps,
         "errors": sum(len(r["errors"]) for r in results),
         "appends_per_s": round(writers * per_writer / elapsed),
-        "p50_ms": round(_pct(latencies, 0.5), 2),
-        "p99_ms": round(_pct(latencies, 0.99), 2),
+        "p50_ms": round(pct(latencies, 0.5), 2),
+        "p99_ms": round(pct(latencies, 0.99), 2),
         "max_ms": round(max(latencies), 2),
         "searches": json.loads(s_out)["searches"],
     }
@@ -188,7 +189,7 @@ def _build(cluster: Any, total: int) -> tuple[str, float]:
                 copy.write_row((f"20250101_{s:06d}_bench0", "cli" if s % 3 else "api", now + s * 3000, now + s * 3000, per, f"bench {s}"))
         chunk = 100_000
         for offset in range(0, total, chunk):
-            texts = _texts(min(chunk, total - offset), seed=offset)
+            texts = texts(min(chunk, total - offset), seed=offset)
             with conn.cursor().copy("COPY messages (session_id, seq, role, content, timestamp) FROM STDIN") as copy:
                 for i, text in enumerate(texts):
                     n = offset + i
@@ -235,7 +236,7 @@ class _RawSearch:
 
 def _search(cluster: Any, total: int, queries: int) -> dict[str, Any]:
     url, built = _build(cluster, total)
-    words = _vocabulary()
+    words = vocabulary()
     rng = random.Random(11)
     cases = {
         "one word": [rng.choice(words) for _ in range(queries)],
@@ -260,8 +261,8 @@ def _search(cluster: Any, total: int, queries: int) -> dict[str, Any]:
                     start = time.perf_counter()
                     fn(q, limit=20)
                     times[label].append((time.perf_counter() - start) * 1000)
-            s50, r50 = _pct(times["store"], 0.5), _pct(times["raw"], 0.5)
-            out[name] = {"queries": len(qs), "store_p50_ms": round(s50, 2), "raw_p50_ms": round(r50, 2), "ratio": _ratio(s50, r50)}
+            s50, r50 = pct(times["store"], 0.5), pct(times["raw"], 0.5)
+            out[name] = {"queries": len(qs), "store_p50_ms": round(s50, 2), "raw_p50_ms": round(r50, 2), "ratio": ratio(s50, r50)}
     return out
 
 
@@ -284,8 +285,6 @@ def run(runs: int | None = None) -> dict[str, Any]:
             for kind in ("store", "raw")
         }
         result["search"] = _search(cluster, total, 200)
-        from bench.store import huge_message
-
         result["huge_message"] = huge_message(runs or 7, open_store=lambda: _store(cluster.create_database()))
     _print(result)
     return result
@@ -309,6 +308,4 @@ def _print(result: dict[str, Any]) -> None:
     for name, r in s.items():
         if isinstance(r, dict):
             print(f"    {name:<14} store {r['store_p50_ms']:>7.2f} ms   raw {r['raw_p50_ms']:>7.2f} ms   {r['ratio']:.2f} x")
-    from bench.store import _print_huge
-
-    _print_huge(result["huge_message"])
+    print_huge(result["huge_message"])

@@ -83,3 +83,32 @@ def test_store_benchmark_searches_one_huge_message_of_each_shape() -> None:
         assert case["hits"] == 1 and case["highlighted"] and case["p50_ms"] > 0, name
         assert 0 < case["snippet_chars"] < 200 and case["matches"] >= 2, name
     assert cases["one line, words"]["message_chars"] == 20_000 and cases["one line, words"]["matches"] == 2_222
+
+
+def test_store_write_benchmark_compares_one_writer_with_both_hand_written_schemas() -> None:
+    from bench import store_write
+
+    result = store_write.single_writer(full=8, normal=8, rounds=2)
+    full, normal = result["FULL"], result["NORMAL"]
+    assert full["messages"] == normal["messages"] == 8 and full["rounds"] == 2
+    assert full["ratio_vs_1_index"] == round(full["store_per_s"] / full["raw_1_index_per_s"], 3)
+    assert full["ratio_vs_2_index"] == round(full["store_per_s"] / full["raw_2_index_per_s"], 3)
+    assert normal["ratio_vs_2_index"] == round(normal["store_per_s"] / normal["raw_2_index_per_s"], 3)
+    assert min(full["store_wal_mb"], normal["raw_2_index_wal_mb"]) > 0
+    # An append: BEGIN, UPDATE, INSERT (+ the word index's trigger), COMMIT; the trigram index is not on it.
+    assert result["per_append"]["fts_internal"] < 14
+
+
+def test_store_write_benchmark_counts_every_contended_append(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from bench import store_write
+
+    for raw in (False, True):
+        r = store_write._contending(None, 2, 10, raw=raw)
+        assert (r["messages"], r["stored"], r["errors"]) == (20, 20, 0) and r["appends_per_s"] > 0
+        assert r["max_ms"] >= r["p99_ms"] >= r["p50_ms"] > 0
+    conn = sqlite3.connect(tmp_path / "raw.db")
+    store_write.raw_schema(conn, 2)
+    triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    assert triggers == {"messages_fts_ai", "messages_fts_ad", "messages_trigram_ai", "messages_trigram_ad"}

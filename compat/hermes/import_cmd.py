@@ -54,7 +54,7 @@ def default_source(home: Any) -> Path:
 
 def open_target(app_state: Any, source: Path) -> Any:
     """The kernel store to import into: the configured one, or the home's own file beside Hermes Agent's."""
-    from hermes.kernel.store import SQLiteSessionStore, open_store, store_settings
+    from hermes.kernel.store import open_store, store_settings
 
     from .state_db import is_hermes_state_db
 
@@ -66,7 +66,8 @@ def open_target(app_state: Any, source: Path) -> Any:
             path = home.own_state_db
         if path.resolve() == source.resolve():
             raise HermesError(f"{source} is the store hermes-kernel would write; give another path")
-        return SQLiteSessionStore(path, synchronous=str(settings.options.get("synchronous") or "NORMAL").upper())
+        # An explicit path keeps the sqlite backend and the rest of the store section (synchronous).
+        return open_store(app_state.config, home, app_state.host, url=str(path))
     return open_store(app_state.config, home, app_state.host)
 
 

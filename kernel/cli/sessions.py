@@ -46,9 +46,7 @@ def open_store(ctx: typer.Context, *, create: bool = False, write: bool = False)
     except (sqlite3.OperationalError, PermissionError) as exc:
         if write or create or settings.backend != "sqlite" or settings.url or not _is_readonly_error(exc):
             raise
-        from ..store import SessionStore
-
-        return SessionStore(path, readonly=True)
+        return open_configured(app.config, app.home, app.host, readonly=True)
 
 
 def _is_readonly_error(exc: BaseException) -> bool:
@@ -287,7 +285,7 @@ def prune(
     """
     import time
 
-    from ..store.session_store import PRUNE_ACTIVE_WITHIN_S
+    from ..store.pruning import PRUNE_ACTIVE_WITHIN_S
 
     if older_than < 0:
         raise HermesError("--older-than must be zero or more days")

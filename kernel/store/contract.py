@@ -6,9 +6,9 @@ registers the class in the ``hermes.session_stores`` entry-point group; config
 :func:`hermes.kernel.store.open_store`. The embedded SQLite store is the
 default and registers the same way (``sqlite``).
 
-``SessionStore(path)`` called on the contract itself opens the SQLite store on
-``path`` (like ``pathlib.Path`` returning a ``PosixPath``), so code and tests
-that only ever meant "the local file" keep working unchanged.
+``SessionStore(path)`` called on the contract itself is deprecated: it warns
+and opens the default backend on ``path``, resolved through the entry-point
+group like any other, so this module imports no backend.
 
 Tenants (:mod:`.tenants`): a session may belong to one (``create_session(tenant=)``,
 the ``tenant`` key of its row, None when it has none); its branches and compression
@@ -21,9 +21,13 @@ Every backend must pass :mod:`hermes.kernel.testing.store_suite`.
 from __future__ import annotations
 
 import abc
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from .errors import SessionNotFoundError
+from .opening import default_backend
 
 if TYPE_CHECKING:
     from ..usage import CanonicalUsage, CostResult
@@ -81,10 +85,14 @@ class SessionStore(abc.ABC):
     backend_name: str = ""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> SessionStore:
-        if cls is SessionStore:  # the contract itself: the embedded default
-            from .session_store import SQLiteSessionStore
-
-            return super().__new__(SQLiteSessionStore)
+        if cls is SessionStore:  # the contract itself: third parties' old way to the local file
+            warnings.warn(
+                "SessionStore(path) is deprecated; open a store with hermes.kernel.store.open_store(config, home) "
+                "or call a backend class (hermes.kernel.store.SQLiteSessionStore(path))",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return super().__new__(default_backend())
         return super().__new__(cls)
 
     # -- opening -----------------------------------------------------------------
@@ -99,8 +107,8 @@ class SessionStore(abc.ABC):
 
     @classmethod
     def for_home(cls, home: Any, **kwargs: Any) -> SessionStore:
-        """The SQLite store at ``home.state_db`` (a :class:`~hermes.kernel.HermesHome`)."""
-        return cls(home.state_db, **kwargs)
+        """This backend (on the contract: the default one) at ``home.state_db`` (a :class:`~hermes.kernel.HermesHome`)."""
+        return (default_backend() if cls is SessionStore else cls)(home.state_db, **kwargs)
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -144,8 +152,6 @@ class SessionStore(abc.ABC):
         """The session row, or SessionNotFoundError."""
         session = self.get_session(session_id)
         if session is None:
-            from .session_store import SessionNotFoundError
-
             raise SessionNotFoundError(session_id)
         return session
 

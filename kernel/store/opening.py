@@ -9,13 +9,22 @@ explicitly to something else than the URL's scheme is an error.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 
-__all__ = ["DEFAULT_BACKEND", "STORE_GROUP", "StoreSettings", "open_store", "redact_url", "store_settings"]
+__all__ = [
+    "DEFAULT_BACKEND",
+    "STORE_GROUP",
+    "StoreSettings",
+    "default_backend",
+    "open_store",
+    "redact_url",
+    "store_settings",
+]
 
 STORE_GROUP = "hermes.session_stores"
 DEFAULT_BACKEND = "sqlite"
@@ -72,17 +81,29 @@ def store_settings(config: Any, environ: Mapping[str, str] | None = None, *, url
     return StoreSettings(backend, chosen_url, dict(section))
 
 
-def open_store(config: Any, home: Any, host: Any = None, *, url: str | None = None) -> Any:
+def _own_host() -> Any:
+    from ..host import PluginHost
+
+    return PluginHost(disabled=())
+
+
+@functools.cache
+def default_backend() -> type:
+    """The class registered as :data:`DEFAULT_BACKEND` in ``hermes.session_stores`` (loaded once)."""
+    return _own_host().driver(STORE_GROUP, DEFAULT_BACKEND)  # type: ignore[no-any-return]
+
+
+def open_store(
+    config: Any, home: Any, host: Any = None, *, url: str | None = None, readonly: bool = False
+) -> Any:
     """Open the :class:`~hermes.kernel.store.SessionStore` that config chooses.
 
     ``host`` (a :class:`~hermes.kernel.PluginHost`) loads the backend from
     ``hermes.session_stores``; a missing or broken backend fails loudly,
-    naming the group, the name and what is installed.
+    naming the group, the name and what is installed. ``readonly`` asks the
+    backend to open for reading only (option ``readonly``; SQLite honours it).
     """
     settings = store_settings(config, url=url)
-    if host is None:
-        from ..host import PluginHost
-
-        host = PluginHost(disabled=())
-    backend_class = host.driver(STORE_GROUP, settings.backend)
-    return backend_class.from_config(url=settings.url, home=home, options=settings.options)
+    backend_class = (host or _own_host()).driver(STORE_GROUP, settings.backend)
+    options = {**settings.options, "readonly": True} if readonly else settings.options
+    return backend_class.from_config(url=settings.url, home=home, options=options)

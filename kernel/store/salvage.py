@@ -19,6 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .concurrency import is_busy_error
+from .substring_index import catch_up, mark_rebuilt
+
 __all__ = ["DbHealth", "check_database", "rebuild_fts", "salvage_database", "SalvageReport"]
 
 log = logging.getLogger(__name__)
@@ -102,6 +105,8 @@ def check_database(path: Path) -> DbHealth:
             # integrity-check with rank 1 compares the index with the messages table.
             try:
                 conn.execute("BEGIN")
+                if table == "messages_trigram" and not _caught_up(conn):
+                    continue  # a writer holds the file: the index is checked next time
                 conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
             except sqlite3.OperationalError as exc:
                 if "readonly" not in str(exc):  # a read-only file cannot run the check; not a problem
@@ -118,13 +123,29 @@ def check_database(path: Path) -> DbHealth:
     return health
 
 
+def _caught_up(conn: sqlite3.Connection) -> bool:
+    """Index the messages the batch indexer has not reached yet (no drift; the caller rolls
+    this back), so the check compares the whole table; False when a writer holds the lock."""
+    try:
+        while catch_up(conn):
+            pass
+    except sqlite3.OperationalError as exc:
+        if not is_busy_error(exc):
+            raise
+        return False
+    return True
+
+
 def rebuild_fts(path: Path) -> list[str]:
     """Rebuild every FTS index of the database from the messages table; returns their names."""
     conn = sqlite3.connect(str(path), isolation_level=None)
     try:
         tables = _fts_tables(conn)
+        conn.execute("BEGIN IMMEDIATE")  # no append between the rebuild and its mark
         for table in tables:
             conn.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+        mark_rebuilt(conn)
+        conn.execute("COMMIT")
         return tables
     finally:
         conn.close()
@@ -183,13 +204,13 @@ def _readable_rows(conn: sqlite3.Connection, table: str, columns: list[str]) -> 
 
 def salvage_database(path: Path) -> SalvageReport:
     """Copy every readable session and message of ``path`` into a fresh database that replaces it."""
-    from .session_store import SessionStore
+    from .session_store import SQLiteSessionStore
 
     stamp = time.strftime("%Y%m%d-%H%M%S")
     fresh = path.with_name(f"{path.name}.salvage-{stamp}")
     broken = path.with_name(f"{path.name}.broken-{stamp}")
     source = sqlite3.connect(str(path), isolation_level=None)
-    SessionStore(fresh).close()  # the current schema, triggers and FTS tables
+    SQLiteSessionStore(fresh).close()  # a SQLite file's salvage is SQLite: the current schema, triggers and FTS tables
     target = sqlite3.connect(str(fresh), isolation_level=None)
     try:
         sessions = messages = placeholders = 0
@@ -228,6 +249,7 @@ def salvage_database(path: Path) -> SalvageReport:
         target.execute("COMMIT")
         for table in _fts_tables(target):
             target.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+        mark_rebuilt(target)
         # One self-contained file to move into place; the store turns WAL back on when it opens it.
         target.execute("PRAGMA journal_mode = DELETE")
     except BaseException:

@@ -4,8 +4,9 @@ Any user text is a valid query (:mod:`.query`): ``OR``, ``NOT``, ``"phrases"``,
 ``prefix*`` and parentheses work as in FTS5, everything else is literal. Word
 search (unicode61, BM25 over every match, or newest first) runs first; when it
 finds nothing and some term is no word of the index, the trigram index finds
-substrings and CJK text (newest first),
-and where the SQLite build lacks trigram a bounded ``LIKE`` scan does. "Newest
+substrings and CJK text (newest first; the messages it has not indexed yet
+are read from the table, see :mod:`.substring_index`), and where the SQLite
+build lacks trigram a bounded ``LIKE`` scan does. "Newest
 first" is insertion order (message id). A word search costs two statements
 however many hits it returns: the ids, then the hits with their sessions and
 neighbours, whose snippets are cut in Python (:mod:`.snippets`, for substring hits too); a third finds
@@ -25,6 +26,7 @@ from .lineage import MAX_DEPTH
 from .query import MAX_QUERY_CHARS, MAX_TERMS, And, Not, Or, Term, parse_query, to_fts5
 from .schema import has_trigram_index
 from .snippets import Highlighter, SubstringHighlighter, snippet_by
+from .substring_index import indexed_through
 from .titles import escape_like
 
 __all__ = [
@@ -126,8 +128,15 @@ def _fts_rows(
     context: bool = False,
     deadline: float | None = None,
 ) -> list[tuple[Any, ...]]:
-    # Two steps: choose the top ``limit`` ids (BM25 over every match, or rowid
-    # order, which FTS5 walks backwards and stops at ``limit``), then read those rows.
+    # Two steps: choose the top ``limit`` ids, then read those rows.
+    return _hit_rows(conn, _fts_ids(conn, table, match, where, params, order, limit), highlighter, context, deadline)
+
+
+def _fts_ids(
+    conn: sqlite3.Connection, table: str, match: str, where: str, params: list[Any], order: SortOrder, limit: int
+) -> list[int]:
+    """The top ``limit`` ids: BM25 over every match, or rowid order, which FTS5 walks
+    backwards and stops at ``limit``."""
     # CROSS JOIN fixes the join order (SQLite's rule): the full-text index drives,
     # rows are looked up by key. Left to itself the planner may walk sessions first.
     joins = f" CROSS JOIN messages m ON m.id = {table}.rowid CROSS JOIN sessions s ON s.id = m.session_id" if where else ""
@@ -136,7 +145,13 @@ def _fts_rows(
         sql = f"SELECT {table}.rowid {matches} ORDER BY bm25({table}, {_BM25}), {table}.rowid DESC LIMIT ?"
     else:
         sql = f"SELECT {table}.rowid {matches} ORDER BY {table}.rowid DESC LIMIT ?"
-    ids = [row[0] for row in _run(conn, sql, [match, *params, limit])]
+    return [row[0] for row in _run(conn, sql, [match, *params, limit])]
+
+
+def _hit_rows(
+    conn: sqlite3.Connection, ids: list[int], highlighter: Highlighter, context: bool, deadline: float | None
+) -> list[tuple[Any, ...]]:
+    """The hit rows of ``ids`` (in that order): session columns, a snippet, neighbours when asked."""
     if not ids:
         return []
     values = ",".join(["(?)"] * len(ids))
@@ -170,6 +185,34 @@ def _like(node: Any, params: list[Any]) -> str:
         return f"({_like(node.keep, params)} AND NOT {_like(node.drop, params)})"
     glue = " AND " if isinstance(node, And) else " OR "
     return "(" + glue.join(_like(part, params) for part in node.parts) + ")"
+
+
+def _substring_rows(
+    conn: sqlite3.Connection,
+    node: Any,
+    where: str,
+    params: list[Any],
+    limit: int,
+    context: bool,
+    deadline: float | None,
+) -> list[tuple[Any, ...]]:
+    """Substring hits, newest first: messages the batch indexer has not reached yet
+    (:mod:`.substring_index`) read from the table, then the trigram index for the rest."""
+    through = indexed_through(conn)
+    fresh: list[int] = []
+    if through is not None:
+        like_params: list[Any] = []
+        likes = _like(node, like_params)
+        # The id range drives (CROSS JOIN): only the messages above the mark are scanned.
+        sql = (
+            "SELECT m.id FROM messages m CROSS JOIN sessions s ON s.id = m.session_id "
+            f"WHERE m.id > ? AND {likes}{where} ORDER BY m.id DESC LIMIT ?"
+        )
+        fresh = [row[0] for row in _run(conn, sql, [through, *like_params, *params, limit])]
+    older: list[int] = []
+    if len(fresh) < limit:  # prefix stars mean nothing to trigrams (every substring matches already)
+        older = _fts_ids(conn, "messages_trigram", to_fts5(_unstarred(node)), where, params, "time", limit - len(fresh))
+    return _hit_rows(conn, fresh + older, SubstringHighlighter(node), context, deadline)
 
 
 def _like_rows(conn: sqlite3.Connection, node: Any, where: str, params: list[Any], limit: int) -> list[tuple[Any, ...]]:
@@ -321,10 +364,7 @@ def search_messages(
             if use_trigram and all(len(t.text) >= 3 for t in terms):
                 # Newest first even for sort="rank": BM25 over trigrams ranks poorly and
                 # costs ~40 ms on a million messages; walking rowids backwards costs ~0.3 ms.
-                # Prefix stars mean nothing to trigrams (every substring matches already).
-                trigrams = to_fts5(_unstarred(node))
-                substrings = SubstringHighlighter(node)
-                rows = _fts_rows(conn, "messages_trigram", trigrams, where, params, "time", limit, substrings, context, deadline)
+                rows = _substring_rows(conn, node, where, params, limit, context, deadline)
             else:
                 rows = _like_rows(conn, node, where, params, limit)
     # Only a session with a parent can have another lineage root; most have none.

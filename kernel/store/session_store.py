@@ -52,8 +52,9 @@ from .rows import (
     page_offset,
 )
 from .schema import apply_migrations, migrations
-from .sqlite_bulk import PRUNE_ACTIVE_WITHIN_S, RemovalAndCopy  # noqa: F401 - PRUNE_ACTIVE_WITHIN_S: hermes sessions prune reads it here
+from .sqlite_bulk import RemovalAndCopy
 from .search import SearchHit, SortOrder, search_messages
+from .substring_index import SubstringIndexer, finish_index, has_lag, index_batch
 from .tenants import title_in_use
 from .titles import next_numbered_title, sanitize_title
 from .writers import FileWriterLeases, WriterClaim
@@ -123,6 +124,7 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
         self._mutex = threading.RLock()  # one connection, possibly several tool threads
         self._writes = 0
         self._checkpointer = Checkpointer(self.path, synchronous=synchronous)
+        self._indexer: SubstringIndexer | None = None
         if readonly:
             self.conn = connect_readonly(self.path)
             try:
@@ -146,6 +148,9 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             self.conn.close()
             self._lock.close()
             raise
+        self._indexer = SubstringIndexer(self._index_batch)
+        if has_lag(self.conn):  # a writer that died before its batch: index its messages now
+            self._indexer.request()
 
     backend_name = "sqlite"
 
@@ -158,7 +163,8 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
                 f"store.synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, not {synchronous!r}; "
                 "fix it with `hermes config set store.synchronous NORMAL`"
             )
-        return cls(_sqlite_path(url) if url else home.state_db, synchronous=synchronous)
+        path = _sqlite_path(url) if url else home.state_db
+        return cls(path, synchronous=synchronous, readonly=bool(options.get("readonly")))
 
     def describe(self) -> str:
         return f"sqlite {self.path.resolve()}"
@@ -192,10 +198,14 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
     # -- plumbing --------------------------------------------------------------
 
     def close(self) -> None:
-        """Checkpoint (PASSIVE) and close."""
+        """Index what is waiting for the substring index, checkpoint (PASSIVE) and close."""
+        if self._indexer is not None:
+            self._indexer.close()  # outside the mutex: its batch may be waiting for it
         with self._mutex:
             if self.conn is None:
                 return
+            if self._indexer is not None:
+                finish_index(self.conn, self._write)
             self._checkpointer.close()
             self._checkpoint()
             self.conn.close()
@@ -209,6 +219,10 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             self._checkpointer.request()
         else:
             checkpoint(self.conn)
+
+    def _index_batch(self) -> bool:
+        """One batch of the substring index (on the indexer's thread); True when more wait."""
+        return self.conn is not None and index_batch(self._read, self._write)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction under the write lock, retrying when busy."""
@@ -227,6 +241,8 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
 
         with self._mutex:
             result = with_retries(attempt)
+            if self._indexer is not None:
+                self._indexer.request()
             self._writes += 1
             if self.checkpoint_every and self._writes % self.checkpoint_every == 0:
                 self._checkpoint()

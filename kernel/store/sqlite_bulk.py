@@ -12,17 +12,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ..errors import HermesError
 from .contract import ImportResult
 from .errors import SessionNotFoundError
 from .importing import SQLiteImportTarget, import_batch
+from .pruning import prune_in_batches
 from .rows import _INSERT_MESSAGE, SESSION_COLUMNS, _message_row
 
-__all__ = ["PRUNE_ACTIVE_WITHIN_S", "RemovalAndCopy"]
+__all__ = ["RemovalAndCopy"]
 
 T = TypeVar("T")
-# `prune` never deletes a session active within this many seconds.
-PRUNE_ACTIVE_WITHIN_S = 3600.0
 
 
 class RemovalAndCopy:
@@ -55,29 +53,8 @@ class RemovalAndCopy:
         self._write(delete)
 
     def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
-        """Delete ended sessions idle for more than ``older_than_days``; returns their ids.
-
-        An open session (a chat may be using it) and one active within the
-        last hour are never deleted. Deletes in small batches so other writers
-        are never held up for long.
-        """
-        if older_than_days < 0:
-            raise HermesError("--older-than must be zero or more days")
-        now = now if now is not None else time.time()
-        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
-        deleted: list[str] = []
-        while True:
-            def batch(conn: sqlite3.Connection) -> list[str]:
-                ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
-                    "AND coalesce(updated_at, ended_at, started_at) < ? LIMIT 20", (cutoff,)
-                )]  # fmt: skip
-                return [sid for sid in ids if self._delete(conn, sid)]
-
-            done = self._write(batch)
-            deleted += done
-            if not done:
-                return deleted
+        """Delete ended sessions idle for more than ``older_than_days`` (see :mod:`.pruning`); returns their ids."""
+        return prune_in_batches(self._write, self._delete, older_than_days, now=now)
 
     # -- bulk copy -----------------------------------------------------------------
 

@@ -447,6 +447,23 @@ class SessionStoreConformance(TenantConformance):
         assert [h.session_id for h in store.search("factorin NOT 配置")] == [ids["cli"]]
         assert [h.role for h in store.search("va")] == ["assistant"]  # in the tool call's arguments only
 
+    def test_search_finds_a_message_the_moment_its_append_returns(
+        self, store: SessionStore, make_store: Callable[[], SessionStore]
+    ) -> None:
+        # A backend may index in batches after commit (SQLite's substring index does); search
+        # must see each message anyway, by word and by substring, from this handle and another.
+        other = make_store()
+        try:
+            sid = store.create_session()
+            for i in range(12):
+                [mid] = store.append_messages(sid, [{"role": "user", "content": f"zq{i:03d}marker payload"}])
+                for handle in (store, other):
+                    assert [h.message_id for h in handle.search(f"zq{i:03d}marker")] == [mid]
+                    assert [h.message_id for h in handle.search(f"q{i:03d}mark")] == [mid]
+            assert len(other.search("marker payload", limit=100)) == 12
+        finally:
+            other.close()
+
     def test_like_wildcards_and_backslashes_in_a_substring_query_are_literal(self, store: SessionStore) -> None:
         # Every text is inside a longer word, so the word index has no match and the substring
         # path answers (LIKE/ILIKE, or trigram): a % _ or \ in the query must match only itself.

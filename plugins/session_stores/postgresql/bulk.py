@@ -7,16 +7,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hermes.kernel import HermesError
 from hermes.kernel.store import (
     ImportResult,
     SessionNotFoundError,
 )
-from hermes.kernel.store.session_store import (
-    PRUNE_ACTIVE_WITHIN_S,
-    SESSION_COLUMNS,
-)
 from hermes.kernel.store.importing import import_batch
+from hermes.kernel.store.pruning import prune_in_batches
+from hermes.kernel.store.rows import SESSION_COLUMNS
 
 from .importing import PostgresImportTarget
 from .rows import _INSERT_COLS, _INSERT_VALUES, _row, _text
@@ -41,24 +38,7 @@ class RemovalAndCopy:
         self._write(delete)
 
     def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
-        if older_than_days < 0:
-            raise HermesError("--older-than must be zero or more days")
-        now = now if now is not None else time.time()
-        # Never an open session (a chat may be using it), nor one active within the last hour.
-        cutoff = min(now - older_than_days * 86400, now - PRUNE_ACTIVE_WITHIN_S)
-        deleted: list[str] = []
-        while True:
-            def batch(conn: Any) -> list[str]:
-                ids = [r[0] for r in conn.execute(
-                    "SELECT id FROM sessions WHERE ended_at IS NOT NULL "
-                    "AND coalesce(updated_at, ended_at, started_at) < %s LIMIT 20", (cutoff,)
-                )]  # fmt: skip
-                return [sid for sid in ids if _delete(conn, sid)]
-
-            done = self._write(batch)
-            deleted += done
-            if not done:
-                return deleted
+        return prune_in_batches(self._write, _delete, older_than_days, now=now, mark="%s")
 
     def session_ids(self, *, after: str | None = None, limit: int = 500) -> list[str]:
         rows = self._read(

@@ -9,6 +9,7 @@ from hermes.kernel import HermesError
 from hermes.kernel.store import (
     TitleInUseError,
 )
+from hermes.kernel.store.lineage import ancestry, compression_tip
 from hermes.kernel.store.tenants import title_in_use
 
 from .rows import _INSERT_MESSAGE
@@ -56,34 +57,12 @@ def _insert_rows(conn: Any, rows: list[tuple[Any, ...]], first_seq: int) -> list
     return ids
 
 
-_ANCESTRY = """
-WITH RECURSIVE up(id, parent_session_id, end_reason, depth) AS (
-    SELECT id, parent_session_id, end_reason, 0 FROM sessions WHERE id = %s
-    UNION ALL
-    SELECT s.id, s.parent_session_id, s.end_reason, up.depth + 1
-    FROM sessions s JOIN up ON s.id = up.parent_session_id
-    WHERE up.depth < %s
-)
-SELECT id, end_reason FROM up ORDER BY depth
-"""
-
-
 def _ancestry(conn: Any, session_id: str) -> list[tuple[str, str | None]]:
-    return [(r[0], r[1]) for r in conn.execute(_ANCESTRY, (session_id, 10_000))]
+    return ancestry(conn, session_id, mark="%s")
 
 
 def _compression_tip(conn: Any, session_id: str) -> str:
-    current = session_id
-    for _ in range(10_000):
-        row = conn.execute(
-            "SELECT c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id "
-            "WHERE p.id = %s AND p.end_reason = 'compression' ORDER BY c.started_at DESC, c.id DESC LIMIT 1",
-            (current,),
-        ).fetchone()
-        if row is None:
-            return current
-        current = row[0]
-    return current
+    return compression_tip(conn, session_id, mark="%s")
 
 
 def _delete(conn: Any, session_id: str) -> bool:

@@ -172,7 +172,9 @@ def test_checkpoints_every_50_writes_and_on_close(tmp_path: Path) -> None:
         store.append_message(sid, {"role": "user", "content": str(i)})
     assert checkpoints == [50, 100]
     store.close()
-    assert checkpoints == [50, 100, 121]
+    # 121 writes, and on close the substring index's batch (one more, unless the indexer
+    # thread ran one already), then the last checkpoint.
+    assert checkpoints[:2] == [50, 100] and len(checkpoints) == 3 and checkpoints[2] == store._writes >= 122
 
 
 def test_a_reader_opening_later_keeps_the_writers_lock_so_no_other_process_deletes_its_wal(tmp_path: Path) -> None:

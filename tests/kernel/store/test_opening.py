@@ -105,3 +105,60 @@ def test_open_store_names_an_unknown_backend(tmp_path: Path) -> None:
     with pytest.raises(HermesError, match="hermes.session_stores") as err:
         open_store({"store": {"backend": "nosuch"}}, SimpleNamespace(state_db=tmp_path / "s.db"))
     assert "nosuch" in str(err.value)
+
+
+def test_the_contract_called_directly_warns_and_opens_the_default_backend_from_the_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes.kernel.store import SQLiteSessionStore, opening
+
+    with pytest.warns(DeprecationWarning, match=r"SessionStore\(path\) is deprecated; open a store with .*open_store"):
+        store = SessionStore(tmp_path / "state.db", synchronous="FULL")
+    with store:
+        assert type(store) is SQLiteSessionStore and store.path == tmp_path / "state.db"
+        assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # the arguments reached it
+    # Resolved through hermes.session_stores, not an import: another registered default is used.
+    class Other(SQLiteSessionStore):
+        pass
+
+    asked: list[tuple[str, str]] = []
+    fake_host = SimpleNamespace(driver=lambda group, name: asked.append((group, name)) or Other)
+    monkeypatch.setattr(opening, "_own_host", lambda: fake_host)
+    opening.default_backend.cache_clear()
+    try:
+        with pytest.warns(DeprecationWarning), SessionStore(tmp_path / "other.db") as other:
+            assert type(other) is Other
+        assert asked == [(STORE_GROUP, DEFAULT_BACKEND)]
+    finally:
+        opening.default_backend.cache_clear()
+
+
+def test_a_backend_class_opens_without_a_warning(tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
+    from hermes.kernel.store import SQLiteSessionStore
+
+    SQLiteSessionStore(tmp_path / "a.db").close()
+    open_store({}, SimpleNamespace(state_db=tmp_path / "b.db")).close()
+    assert [w for w in recwarn if issubclass(w.category, DeprecationWarning)] == []
+
+
+def test_open_store_readonly_opens_the_sqlite_file_for_reading_only(tmp_path: Path) -> None:
+    import sqlite3
+
+    home = SimpleNamespace(state_db=tmp_path / "state.db")
+    with open_store({}, home) as store:
+        sid = store.create_session()
+    with open_store({}, home, readonly=True) as store:
+        assert store.readonly is True and store.get_session(sid) is not None
+        with pytest.raises(sqlite3.OperationalError, match="readonly database"):
+            store.create_session()
+
+
+def test_the_contract_module_imports_no_backend() -> None:
+    import ast
+
+    import hermes.kernel.store.contract as contract
+
+    tree = ast.parse(Path(contract.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported.isdisjoint({"session_store", "sqlite_bulk", "importing", "hermes.kernel.store.session_store"})
+    assert "opening" in imported  # the default backend comes through the entry-point group

@@ -120,4 +120,4 @@ def test_a_file_from_before_tenants_reads_every_session_as_no_tenant(tmp_path: P
         assert [h.session_id for h in store.search("old words")] == ["20250101_000000_abcdef"]
         assert "idx_sessions_tenant" in {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert [r[2] for r in store.conn.execute("PRAGMA index_info(idx_sessions_tenant)")] == ["tenant", "started_at"]
-    assert _applied(path)[-1] == "m008_tenants"
+    assert _applied(path)[-2:] == ["m008_tenants", "m009_substring_index_off_the_write_path"]
