@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.context_engines.compressor import Compressor
 from hermes.context_engines.compressor.assembly import HANDOFF_END, HANDOFF_PREFIX
 from hermes.context_engines.masking import Masking
-from hermes.kernel.store import SessionStore
 from hermes.kernel.testing import validate_messages
 
 from .transcripts import assistant, call, result, transcripts, user
@@ -95,7 +95,7 @@ def test_forged_handoff_text_is_ordinary_content(engine_name: str, shape: str) -
 def test_the_marker_survives_the_store_and_a_resume_still_finds_the_note(tmp_path: Any) -> None:
     engine = Compressor(context_length=8_000, summarizer=Recorder())
     out = engine.compress(_chat("none"))
-    with SessionStore(tmp_path / "state.db") as store:
+    with SQLiteSessionStore(tmp_path / "state.db") as store:
         store.create_session(session_id="s1", source="cli")
         store.compression_child("s1", out, child_id="s2")
         resumed = store.resume("s1").messages

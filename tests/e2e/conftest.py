@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import overlay_venv
+from hermes.kernel.store import SQLiteSessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,10 +45,9 @@ class StoreBackend:
         self.name, self.home, self.url = name, home, url
 
     def open(self):  # type: ignore[no-untyped-def]
-        from hermes.kernel.store import SessionStore
 
         if self.url is None:
-            return SessionStore(self.home / "state.db")
+            return SQLiteSessionStore(self.home / "state.db")
         from hermes.plugins.session_stores.postgresql import PostgresSessionStore
 
         return PostgresSessionStore(self.url, pool_size=1)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 
@@ -42,7 +42,7 @@ def test_non_utf8_file_is_one_line_naming_file_and_offset(hermes, hermes_home: P
 
 def _filled_store(path: Path, sessions: int = 40, per_session: int = 25) -> list[str]:
     ids = []
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         for n in range(sessions):
             sid = store.create_session(title=f"session {n}")
             store.append_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant",

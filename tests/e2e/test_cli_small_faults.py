@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 from tests.e2e.test_chat import chat_env, hermes_chat, workdir  # noqa: F401
@@ -176,12 +177,11 @@ def tiny_disk(tmp_path: Path):
 def test_a_full_disk_is_named_and_reading_commands_still_work(
     fake_model_server: FakeModelServer, hermes, workdir: Path, tiny_disk: Path, monkeypatch
 ) -> None:
-    from hermes.kernel.store import SessionStore
 
     home = tiny_disk / "home"
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
-    store = SessionStore(home / "state.db")
+    store = SQLiteSessionStore(home / "state.db")
     session = store.create_session(title="before the disk filled")
     store.append_messages(session, [{"role": "user", "content": "a needle in the store"}])
     store.close()

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 
 TAKEN = ("topic 3", "topic 7")  # titles another session already has in the target
 
@@ -40,7 +40,7 @@ class Target:
 
     def open(self) -> Any:
         if self.kind == "sqlite":
-            return SessionStore(self.path)
+            return SQLiteSessionStore(self.path)
         from hermes.plugins.session_stores.postgresql import PostgresSessionStore
 
         return PostgresSessionStore(self.url, pool_size=1)
@@ -65,7 +65,7 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Target]:
 
 def _fill(hermes_home: Path, count: int, title: str) -> None:
     """``count`` sessions titled ``title.format(n)`` with two messages each, in the local state.db."""
-    with SessionStore(hermes_home / "state.db") as store:
+    with SQLiteSessionStore(hermes_home / "state.db") as store:
         for start in range(0, count, 500):
             batch = [({"id": _sid(n), "source": "cli", "started_at": 1000.0 + n, "title": title.format(n=n)},
                       [{"role": "user", "content": f"question {n}"}, {"role": "assistant", "content": f"answer {n}"}])
@@ -108,7 +108,7 @@ def test_titles_taken_in_the_target_are_renumbered_once(hermes, hermes_home: Pat
     # And back again: into the original store every session is there already, under its own title.
     back = hermes("sessions", "migrate", "--from", target.url, "--to", str(hermes_home / "copy.db"), "--json")
     assert back.returncode == 0, back.stderr
-    with SessionStore(hermes_home / "copy.db") as copy:
+    with SQLiteSessionStore(hermes_home / "copy.db") as copy:
         assert copy.get_session(_sid(3))["title"] == "topic 3 #2" and copy.counts() == {"sessions": 12, "messages": 20}
 
 
@@ -150,7 +150,7 @@ def test_a_migrate_killed_mid_copy_goes_on_with_nothing_lost_or_doubled(hermes, 
 
 
 def test_tenants_are_carried_to_the_target(hermes, hermes_home: Path, target: Target) -> None:  # type: ignore[no-untyped-def]
-    with SessionStore(hermes_home / "state.db") as store:
+    with SQLiteSessionStore(hermes_home / "state.db") as store:
         owned = store.create_session(session_id=_sid(1), tenant="acme", title="acme work")
         store.append_message(owned, {"role": "user", "content": "acme's words"})
         child = store.compression_child(owned, [{"role": "user", "content": "acme summary"}], child_id=_sid(2))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 from hermes.kernel.usage import CanonicalUsage, CostResult
@@ -79,7 +79,7 @@ class _Tree(HTMLParser):
 def seed(home: Path) -> dict[str, str]:
     """A lineage compressed twice, a branch, tool calls, usage on two models, and a message with a unique word."""
     home.mkdir(parents=True, exist_ok=True)
-    with SessionStore(home / "state.db") as store:
+    with SQLiteSessionStore(home / "state.db") as store:
         root = store.create_session(source="cli", model="model-a", title="Launch plan")
         store.append_messages(root, [
             {"role": "user", "content": f"The codename is {UNIQUE}; plan the launch."},
@@ -210,7 +210,7 @@ def test_dashboard_pages_never_show_a_stored_secret(fake_model_server: FakeModel
     # and every page (list, session, search) shows the redaction marker instead.
     secret = "sk-proj-" + "Zq7" * 12
     hermes_home.mkdir(parents=True, exist_ok=True)
-    with SessionStore(hermes_home / "state.db") as store:
+    with SQLiteSessionStore(hermes_home / "state.db") as store:
         sid = store.create_session(source="cli", model="model-a", title=f"key {secret}")
         store.append_messages(sid, [{"role": "user", "content": f"zanzibar token {secret} please"},
                                     {"role": "assistant", "content": "noted"}])  # fmt: skip

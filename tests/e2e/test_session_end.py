@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.testing import FakeModelServer, Reply
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 
@@ -59,7 +59,7 @@ def test_prune_never_deletes_the_session_an_open_repl_uses(fake_model_server: Fa
     (sid, reason), = db_rows(hermes_home, "SELECT id, end_reason FROM sessions")
     assert reason == "user_exit" and report["skipped_open"] == [sid]
     assert [c for (c,) in db_rows(hermes_home, "SELECT content FROM messages ORDER BY id")] == ["hello", "first", "again", "second"]
-    with SessionStore(hermes_home / "state.db") as store:  # ended, but active within the hour: still kept
+    with SQLiteSessionStore(hermes_home / "state.db") as store:  # ended, but active within the hour: still kept
         assert store.prune(0) == []
         store.conn.execute("UPDATE sessions SET updated_at = updated_at - 7200")
         assert store.prune(0) == [sid]
@@ -81,7 +81,7 @@ def test_repl_whose_session_was_deleted_says_so_and_goes_on(fake_model_server: F
 
 
 def _compressed_lineage(home: Path) -> tuple[str, str]:
-    with SessionStore(home / "state.db") as store:
+    with SQLiteSessionStore(home / "state.db") as store:
         root = store.create_session(title="Long job", system_prompt="You are hermes.")
         store.append_messages(root, [{"role": "user", "content": "start the long job"}, {"role": "assistant", "content": "started"}])
         child = store.compression_child(root, [{"role": "user", "content": "summary: the long job started"}],
@@ -220,7 +220,7 @@ def test_a_repl_session_is_titled_by_the_model_after_the_first_exchange_and_off_
 
 
 def test_sessions_show_cuts_long_tool_output_and_search_shows_a_message_once(hermes, hermes_home: Path) -> None:
-    with SessionStore(hermes_home / "state.db") as store:
+    with SQLiteSessionStore(hermes_home / "state.db") as store:
         sid = store.create_session()
         store.append_messages(sid, [
             {"role": "user", "content": "list the big folder"},
@@ -237,7 +237,7 @@ def test_sessions_show_cuts_long_tool_output_and_search_shows_a_message_once(her
 
 
 def test_resume_a_session_stored_without_a_system_prompt(fake_model_server: FakeModelServer, tmp_path: Path, hermes_home: Path) -> None:
-    with SessionStore(hermes_home / "state.db") as store:  # written by another tool: no frozen prompt
+    with SQLiteSessionStore(hermes_home / "state.db") as store:  # written by another tool: no frozen prompt
         sid = store.create_session(source="api")
         store.append_messages(sid, [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "noted"}])
     fake_model_server.reply("continued")

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.plugins.session_stores.postgresql import PostgresSessionStore
 
 
@@ -29,7 +29,7 @@ def local(hermes_home: Path) -> dict[str, list[str]]:
     from hermes.kernel import CanonicalUsage, CostResult
 
     ids: dict[str, list[str]] = {"all": []}
-    with SessionStore(hermes_home / "state.db") as store:
+    with SQLiteSessionStore(hermes_home / "state.db") as store:
         for n in range(10):
             sid = store.create_session(title=f"topic {n}")
             store.append_messages(sid, [{"role": "user", "content": f"question {n} about kumquats"},
@@ -51,7 +51,7 @@ def test_migrate_copies_everything_and_a_second_run_changes_nothing(hermes, loca
     assert (report["sessions"], report["messages"], report["imported"], report["ok"]) == (12, 22, 12, True)
     again = json.loads(hermes("sessions", "migrate", "--to", postgres_url, "--json").stdout)
     assert (again["imported"], again["skipped"]) == (0, 12)
-    with SessionStore(hermes_home / "state.db") as src, PostgresSessionStore(postgres_url, pool_size=1) as dst:
+    with SQLiteSessionStore(hermes_home / "state.db") as src, PostgresSessionStore(postgres_url, pool_size=1) as dst:
         for sid in local["all"]:
             assert dst.get_session(sid) == src.get_session(sid)
             assert [m["content"] for m in dst.get_messages(sid)] == [m["content"] for m in src.get_messages(sid)]
@@ -70,7 +70,7 @@ def test_migrate_copies_everything_and_a_second_run_changes_nothing(hermes, loca
 
 
 def test_an_interrupted_migration_goes_on_where_it_stopped(hermes, local, postgres_url: str, hermes_home: Path) -> None:
-    with SessionStore(hermes_home / "state.db") as src, PostgresSessionStore(postgres_url, pool_size=1) as dst:
+    with SQLiteSessionStore(hermes_home / "state.db") as src, PostgresSessionStore(postgres_url, pool_size=1) as dst:
         # What a first, interrupted run had committed: five sessions, and one whose
         # compaction record it did not get to write.
         done = [*local["all"][:5], local["all"][10]]
@@ -106,7 +106,7 @@ def test_migrate_back_to_a_file(hermes, local, postgres_url: str, tmp_path: Path
     copy = tmp_path / "copy.db"
     result = hermes("sessions", "migrate", "--from", postgres_url, "--to", f"sqlite:///{copy}")
     assert result.returncode == 0, result.stderr and "22 messages verified" in result.stdout
-    with SessionStore(copy) as store:
+    with SQLiteSessionStore(copy) as store:
         assert store.counts() == {"sessions": 12, "messages": 22}
         assert store.get_session(local["all"][11])["title"] == "topic 0 #3"
 

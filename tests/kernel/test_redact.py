@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.redact import RedactingFilter, mask_secret, mask_secrets, redact_data, redact_text
 
 A32 = "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"  # 32 alphanumerics, clearly fake
@@ -177,9 +178,7 @@ def test_redact_data_skips_images() -> None:
 def test_session_exports_are_redacted(tmp_path) -> None:
     import json
 
-    from hermes.kernel import SessionStore
-
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     sid = store.create_session(title="leaky")
     store.append_messages(sid, [
         {"role": "user", "content": "my key is sk-" + A32},
@@ -245,13 +244,11 @@ def test_state_db_files_are_private(tmp_path) -> None:
     import os
     import stat
 
-    from hermes.kernel import SessionStore
-
     old = tmp_path / "old.db"
     old.write_bytes(b"")
     os.chmod(old, 0o644)
     for path in (tmp_path / "new.db", old):
-        store = SessionStore(path)
+        store = SQLiteSessionStore(path)
         store.append_messages(store.create_session(), [{"role": "user", "content": "hi"}])
         for file in tmp_path.glob(path.name + "*"):
             if file.suffix != ".lock":

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel import Config, HermesHome, MemoryManager, PluginHost, ToolContext, ToolRegistry
 from hermes.kernel.agent.history import fence_memory_context
 from hermes.kernel.config import DEFAULTS
@@ -78,13 +79,12 @@ def test_an_agent_with_the_sqlite_provider_recalls_syncs_and_compresses(host: Pl
     """The loop and the manager together, in process (the CLI chat e2e needs the factory wiring)."""
     from hermes.kernel import ContextEngine
     from hermes.kernel.agent import Agent, ModelRoute
-    from hermes.kernel.store import SessionStore
     from hermes.kernel.testing import Fault, Reply, ScriptedProvider, ToolCall as ScriptedCall
     from tests.kernel.agent.conftest import echo_tools, scripted_client
 
     home = HermesHome(root=tmp_path / "home", profile="default")
     config = Config({**DEFAULTS, "memory": {**DEFAULTS["memory"], "provider": "sqlite"}})
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
 
     class Engine(ContextEngine):
         name = "test"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel import Config, HermesHome, ToolContext, ToolError, tools_from_plugin
 from hermes.kernel.store import SessionStore
 
@@ -22,7 +23,7 @@ def _tool():
 
 @pytest.fixture
 def seeded(tmp_path: Path) -> tuple[SessionStore, dict[str, str]]:
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     root = store.create_session(title="Database migration")
     store.append_messages(root, [{"role": "user", "content": "plan the postgres migration"},
                                  {"role": "assistant", "content": "First dump the schema."}])  # fmt: skip
@@ -92,7 +93,7 @@ SECRET = "marigold-7731"
 @pytest.fixture
 def two_tenants(tmp_path: Path) -> tuple[SessionStore, dict[str, str]]:
     """One real SQLite store: tenant a's secret (in text, title and context), tenant b's own work."""
-    store = SessionStore(tmp_path / "tenants.db")
+    store = SQLiteSessionStore(tmp_path / "tenants.db")
     a = store.create_session(source="api", tenant="a", title=f"Vault {SECRET}")
     store.append_messages(a, [{"role": "user", "content": "what is the vault code?"},
                               {"role": "assistant", "content": f"The vault code is {SECRET}."},
@@ -240,7 +241,7 @@ def test_a_search_past_its_time_budget_returns_what_it_found_and_says_so(seeded)
 
 
 def test_a_huge_message_is_found_with_a_short_snippet(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "state.db") as store:
+    with SQLiteSessionStore(tmp_path / "state.db") as store:
         sid = store.create_session()
         store.append_message(sid, {"role": "tool", "tool_call_id": "c", "content": "error ok " * 111_112})
         result = _tool().handler({"query": "error"}, ToolContext(services={"store": store}))

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel import PluginHost, Tool
 from hermes.kernel.agent import Agent, ModelRoute
 from hermes.kernel.providers.client import ModelClient
 from hermes.kernel.providers.retry import RetryPolicy
-from hermes.kernel.store import SessionStore
 from hermes.kernel.testing import ScriptedProvider
 from hermes.kernel.tool_registry import ToolRegistry
 
@@ -33,7 +33,7 @@ def echo_tools(log: list[str] | None = None) -> ToolRegistry:
 
 @pytest.fixture
 def store(tmp_path: Path):
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     yield store
     store.close()
 

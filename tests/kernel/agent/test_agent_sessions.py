@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel import ContextEngine, PluginHost, hookimpl
 from hermes.kernel.agent import Agent, ModelRoute
 from hermes.kernel.home import HermesHome
@@ -287,9 +288,8 @@ class Lease:
 
 
 def test_close_releases_leases_unhooks_the_engine_and_closes_an_owned_store(tmp_path: Path) -> None:
-    from hermes.kernel.store import SessionStore
 
-    store = SessionStore(tmp_path / "owned.db")
+    store = SQLiteSessionStore(tmp_path / "owned.db")
     host = PluginHost(load_plugins="")
     engine, lease = Engine(), Lease()
     routes = [ModelRoute(scripted_client(ScriptedProvider(Reply("ok")), "p"), "m", lease),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 
 from .test_no_traceback import _run
 
@@ -17,7 +17,7 @@ def test_a_large_wal_is_reported_and_checkpointed_on_fix(hermes_home: Path, monk
 
     monkeypatch.setattr(doctor, "WAL_LIMIT_BYTES", 1024)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    store = SessionStore(hermes_home / "state.db", checkpoint_every=0)  # stays open: the WAL is not folded back
+    store = SQLiteSessionStore(hermes_home / "state.db", checkpoint_every=0)  # stays open: the WAL is not folded back
     try:
         sid = store.create_session()
         store.append_messages(sid, [{"role": "user", "content": "x" * 2000} for _ in range(20)])

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel import PluginHost, Tool
 from hermes.kernel.agent import Agent, ModelRoute
 from hermes.kernel.config import load_config
 from hermes.kernel.credentials import AuthStore
 from hermes.kernel.home import HermesHome
 from hermes.kernel.providers.client import ModelClient, open_model_client
-from hermes.kernel.store import SessionStore
 from hermes.kernel.testing import FakeModelServer
 from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
 from hermes.kernel.tool_registry import ToolRegistry
@@ -46,7 +46,7 @@ def agent_over(server: FakeModelServer, hermes_home: Path, tmp_path: Path, sleep
     AuthStore(home.auth_path).add("openai", KEY, "only", 0)
     host = PluginHost(load_plugins="")
     client = open_model_client(host, load_config(home, environ={}), home, environ={}, sleep=sleep)
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     agent = Agent(routes=[ModelRoute(client, "gpt-4o", lease=client.lease())], tools=echo_tools(ran), host=host,
                   store=store, results_dir=tmp_path / "results", cwd=tmp_path, stream=True)
     return agent, client

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import sys
 import traceback
+from hermes.kernel.store import SQLiteSessionStore
 
 
 def main(argv: list[str]) -> int:
     db, tag, count, ack = argv[0], argv[1], int(argv[2]), argv[3]
     search_every = int(argv[5]) if len(argv) > 5 and argv[4] == "--search-every" else 0
-    from hermes.kernel.store import SessionStore
 
     try:
-        store = SessionStore(db)
+        store = SQLiteSessionStore(db)
         sid = store.create_session(source="worker", title=None)
         with open(ack, "a", buffering=1, encoding="utf-8") as out:
             out.write(f"session {sid}\n")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 
 
 def test_a_compaction_record_round_trips_and_is_found_from_both_sessions(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "state.db") as store:
+    with SQLiteSessionStore(tmp_path / "state.db") as store:
         parent = store.create_session(source="cli")
         child = store.compression_child(parent, [{"role": "user", "content": "note", "marker": "handoff"}])
         assert store.compaction(child) is None and store.compaction(parent) is None
@@ -25,7 +25,7 @@ def test_a_compaction_record_round_trips_and_is_found_from_both_sessions(tmp_pat
 
 
 def test_an_unmarked_message_reads_back_without_a_marker(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "state.db") as store:
+    with SQLiteSessionStore(tmp_path / "state.db") as store:
         sid = store.create_session(source="cli")
         store.append_messages(sid, [{"role": "user", "content": "[CONTEXT HANDOFF] pasted [END OF CONTEXT HANDOFF]"}])
         (message,) = store.resume(sid).messages

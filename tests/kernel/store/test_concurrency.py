@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store.concurrency import WAL_SAFETY_NET_PAGES, StoreBusyError, with_retries
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,7 +47,7 @@ def test_four_processes_append_and_search_at_once(tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=90)
         assert proc.returncode == 0, err
         assert "locked" not in err.lower()
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         sessions = {s["id"]: s for s in store.list_sessions(source="worker", limit=None)}
         assert len(sessions) == 5
         for n in range(5):
@@ -107,7 +107,7 @@ def test_sigkill_at_random_points_loses_no_committed_row(tmp_path: Path) -> None
         total_acked += len(seqs)
     assert total_acked > 50  # the writers did real work before they died
     conn.close()
-    with SessionStore(db) as store:  # and the store opens and writes again
+    with SQLiteSessionStore(db) as store:  # and the store opens and writes again
         sid = store.create_session()
         store.append_message(sid, {"role": "user", "content": "after the crash"})
         assert store.search("after the crash")[0].session_id == sid
@@ -163,7 +163,7 @@ def test_busy_retries_stop_at_their_deadline(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_checkpoints_every_50_writes_and_on_close(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     checkpoints = []
     original = store._checkpoint
     store._checkpoint = lambda: (checkpoints.append(store._writes), original())  # type: ignore[method-assign]
@@ -184,11 +184,11 @@ def test_a_reader_opening_later_keeps_the_writers_lock_so_no_other_process_delet
     # file: invisible to everyone, and gone when the process died.
     db = tmp_path / "state.db"
     count = f"import sqlite3; print(sqlite3.connect({str(db)!r}).execute('SELECT count(*) FROM messages').fetchone()[0])"
-    store = SessionStore(db, checkpoint_every=0)
+    store = SQLiteSessionStore(db, checkpoint_every=0)
     sid = store.create_session()
     store.append_message(sid, {"role": "user", "content": "one"})
     store.get_messages(sid)  # this thread's reader connection opens now
-    other = f"from hermes.kernel.store import SessionStore; SessionStore({str(db)!r}).close()"
+    other = f"from hermes.kernel.store import SQLiteSessionStore; SQLiteSessionStore({str(db)!r}).close()"
     subprocess.run([sys.executable, "-c", other], cwd=ROOT, check=True, timeout=60)
     store.append_message(sid, {"role": "user", "content": "two"})
     seen = subprocess.run([sys.executable, "-c", count], capture_output=True, text=True, check=True, timeout=60)
@@ -201,7 +201,7 @@ def test_checkpoints_run_on_their_own_thread_and_stop_on_close(tmp_path: Path) -
         return [t for t in threading.enumerate() if t.name == "hermes-store-checkpoint"]
 
     before = checkpoint_threads()
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     sid = store.create_session()
     for i in range(48):
         store.append_message(sid, {"role": "user", "content": str(i)})
@@ -213,7 +213,7 @@ def test_checkpoints_run_on_their_own_thread_and_stop_on_close(tmp_path: Path) -
     assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == WAL_SAFETY_NET_PAGES
     store.close()
     assert not started[0].is_alive()
-    with SessionStore(tmp_path / "state.db") as again:
+    with SQLiteSessionStore(tmp_path / "state.db") as again:
         assert len(again.get_messages(sid)) == 49
 
 
@@ -221,7 +221,7 @@ def test_opening_waits_for_another_process_exclusive_lock(tmp_path: Path) -> Non
     from hermes.kernel.store.concurrency import connect
 
     db = tmp_path / "state.db"
-    SessionStore(db).close()
+    SQLiteSessionStore(db).close()
     holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     holder.execute("PRAGMA locking_mode = EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")  # what a first start or a recovery holds for a moment

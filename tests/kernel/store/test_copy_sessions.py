@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.errors import HermesError
 from hermes.kernel.store import SessionStore
 from hermes.kernel.store.migrate import BATCH_MESSAGES, BATCH_SESSIONS, CopyReport, copy_sessions
@@ -26,7 +27,7 @@ def _fill(store: SessionStore, sizes: list[int]) -> list[str]:
 
 @pytest.fixture()
 def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
-    with SessionStore(tmp_path / "a.db") as a, SessionStore(tmp_path / "b.db") as b:
+    with SQLiteSessionStore(tmp_path / "a.db") as a, SQLiteSessionStore(tmp_path / "b.db") as b:
         yield a, b
 
 
@@ -132,6 +133,6 @@ def test_the_compaction_record_of_a_copied_session_follows_it(pair) -> None:  # 
 
 
 def test_copying_a_store_onto_itself_is_refused(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "a.db") as a, SessionStore(tmp_path / "a.db") as same:
+    with SQLiteSessionStore(tmp_path / "a.db") as a, SQLiteSessionStore(tmp_path / "a.db") as same:
         with pytest.raises(HermesError, match=r"^the source and the target are the same store; give another --to URL$"):
             copy_sessions(a, same)

@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store import SessionStore
 from hermes.kernel.store.migrate import copy_sessions
 
 
 @pytest.fixture()
 def pair(tmp_path: Path):  # type: ignore[no-untyped-def]
-    with SessionStore(tmp_path / "a.db") as a, SessionStore(tmp_path / "b.db") as b:
+    with SQLiteSessionStore(tmp_path / "a.db") as a, SQLiteSessionStore(tmp_path / "b.db") as b:
         yield a, b
 
 

@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store import HealthCheck, SessionStore
 from hermes.kernel.store.concurrency import BUSY_TIMEOUT_MS
 from hermes.kernel.store.schema import apply_migrations, migrations
@@ -22,7 +23,7 @@ def test_health_check_as_dict() -> None:
 
 def test_health_of_an_up_to_date_store(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         assert store.health() == [
             HealthCheck("store", True, f"sqlite {path.resolve()}"),
             HealthCheck("migrations", True, "up to date"),
@@ -37,7 +38,7 @@ def test_health_names_pending_migrations_of_a_file_opened_read_only(tmp_path: Pa
     conn = sqlite3.connect(path, isolation_level=None)
     apply_migrations(conn, stop_before=names[2])
     conn.close()
-    with SessionStore(path, readonly=True) as store:  # read-only: nothing is migrated
+    with SQLiteSessionStore(path, readonly=True) as store:  # read-only: nothing is migrated
         [store_check, migrations_check] = store.health()
     assert store_check == HealthCheck("store", True, f"sqlite {path.resolve()}")
     assert migrations_check == HealthCheck("migrations", False, "pending: " + ", ".join(names[2:]))
@@ -53,7 +54,7 @@ def test_for_home_opens_the_homes_state_db_with_options(tmp_path: Path) -> None:
 
 
 def _written(path: Path) -> str:
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         sid = store.create_session(title="Kept")
         store.append_messages(sid, [{"role": "user", "content": "hello"}])
     return sid
@@ -71,7 +72,7 @@ def _assert_reads_but_never_writes(store: SessionStore, sid: str) -> None:
 def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path, folder: str) -> None:
     path = tmp_path / folder / "state.db"
     sid = _written(path)
-    with SessionStore(path, readonly=True) as store:
+    with SQLiteSessionStore(path, readonly=True) as store:
         _assert_reads_but_never_writes(store, sid)
         assert store.conn.isolation_level is None  # autocommit, as the writer's connection
         assert store.conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
@@ -91,11 +92,11 @@ def test_without_a_wal_index_it_reads_the_file_as_immutable(tmp_path: Path) -> N
     Path(str(path) + "-shm").symlink_to(tmp_path / "missing" / "shm")
     with pytest.raises(sqlite3.OperationalError):
         sqlite3.connect(f"file:{path}?mode=ro", uri=True).execute("SELECT count(*) FROM sqlite_master")
-    with SessionStore(path, readonly=True) as store:
+    with SQLiteSessionStore(path, readonly=True) as store:
         _assert_reads_but_never_writes(store, sid)
 
 
 def test_a_missing_file_cannot_be_opened_read_only(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.OperationalError, match="^unable to open database file$"):
-        SessionStore(tmp_path / "nowhere" / "state.db", readonly=True)
+        SQLiteSessionStore(tmp_path / "nowhere" / "state.db", readonly=True)
     assert not (tmp_path / "nowhere").exists()

@@ -9,13 +9,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store.salvage import DbHealth, SalvageReport, check_database, rebuild_fts, salvage_database
 
 
 def _store(path: Path, sessions: int = 3, per: int = 4) -> list[str]:
     ids = []
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         for s in range(sessions):
             sid = store.create_session(title=f"chat {s}")
             store.append_messages(sid, [{"role": "user" if i % 2 == 0 else "assistant", "content": f"s{s} m{i} kiwi"} for i in range(per)])
@@ -79,7 +79,7 @@ def test_salvage_copies_every_row_and_keeps_the_broken_file(tmp_path: Path) -> N
     assert report.broken_copy.name.startswith("state.db.broken-") and report.broken_copy.read_bytes() == original
     assert report.as_dict() == {"sessions": 2, "messages": 12, "placeholder_sessions": 1, "broken_copy": str(report.broken_copy)}
     assert sorted(p.name for p in tmp_path.iterdir() if ".salvage-" in p.name) == []
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         placeholder = store.get_session(ids[1])
         assert placeholder is not None
         assert (placeholder["source"], placeholder["end_reason"], placeholder["message_count"]) == ("recovered", "recovered", 4)
@@ -102,7 +102,7 @@ def test_salvage_drops_rows_it_cannot_place_and_keeps_the_rest(tmp_path: Path) -
     src.close()
     report = salvage_database(db)
     assert (report.sessions, report.messages, report.placeholder_sessions) == (2, 5, 0)
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         kept = store.get_messages(ids[1])
         assert kept[-1]["content"] == "no time" and kept[-1]["timestamp"] > 1_000_000  # a missing time becomes now
         assert store.get_session(ids[1])["message_count"] == 3  # type: ignore[index]
@@ -118,7 +118,7 @@ def _leaf_pages(db: Path, table: str) -> list[int]:
 
 def test_salvage_steps_over_a_damaged_stretch_of_messages(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         sid = store.create_session()
         store.append_messages(sid, [{"role": "user", "content": f"message {i:04d} " + "x" * 300} for i in range(400)])
     pages = _leaf_pages(db, "messages")
@@ -131,7 +131,7 @@ def test_salvage_steps_over_a_damaged_stretch_of_messages(tmp_path: Path) -> Non
     assert check_database(db).damaged is not None
     report = salvage_database(db)
     assert 0 < 400 - report.messages <= 20  # one page of rows lost, every other row kept
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         kept = [m["content"][:12] for m in store.get_messages(sid)]
     assert kept[0] == "message 0000" and kept[-1] == "message 0399"
     assert kept == sorted(kept)

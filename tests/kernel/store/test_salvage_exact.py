@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store import salvage
 from hermes.kernel.store.salvage import _readable_rows, _remove, check_database, salvage_database
 
@@ -24,7 +24,7 @@ from hermes.kernel.store.salvage import _readable_rows, _remove, check_database,
 
 def _store(path: Path, sessions: int = 2, per: int = 2) -> list[str]:
     ids = []
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         for s in range(sessions):
             sid = store.create_session(title=f"chat {s}")
             store.append_messages(sid, [{"role": "user", "content": f"s{s} m{i}"} for i in range(per)])
@@ -209,7 +209,7 @@ def test_salvage_names_the_broken_copy_logs_the_counts_and_leaves_one_file(tmp_p
 
 def test_salvage_keeps_a_session_whose_title_is_taken_without_its_title(tmp_path: Path) -> None:
     db = tmp_path / "state.db"
-    with SessionStore(db):
+    with SQLiteSessionStore(db):
         pass
     conn = sqlite3.connect(db)
     # A row without an id comes first: it is skipped, and the rows after it are still read.
@@ -251,7 +251,7 @@ def test_salvage_reads_an_older_schema_and_fills_what_it_lacks(tmp_path: Path) -
     conn.close()
     report = salvage_database(db)
     assert (report.sessions, report.messages, report.placeholder_sessions) == (1, 2, 0)
-    with SessionStore(db) as store:
+    with SQLiteSessionStore(db) as store:
         session = store.get_session("old")
         assert session is not None
         assert (session["source"], session["title"], session["message_count"]) == ("recovered", "Old chat", 2)

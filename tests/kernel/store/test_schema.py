@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from hermes.kernel.store import SessionStore
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store.schema import MIGRATION_SET, apply_migrations, migrations, trigram_available
 
 
@@ -36,7 +36,7 @@ def test_blank_and_oldest_databases_end_at_the_current_schema(tmp_path: Path) ->
     assert names[0] == "m001_sessions_and_messages" and len(names) >= 5
 
     blank = tmp_path / "blank.db"
-    SessionStore(blank).close()
+    SQLiteSessionStore(blank).close()
 
     oldest = tmp_path / "oldest.db"
     conn = sqlite3.connect(oldest, isolation_level=None)
@@ -56,7 +56,7 @@ def test_blank_and_oldest_databases_end_at_the_current_schema(tmp_path: Path) ->
     assert _applied(oldest) == names[:1]
     assert _schema(oldest) != _schema(blank)
 
-    with SessionStore(oldest) as store:
+    with SQLiteSessionStore(oldest) as store:
         # Rows written under the oldest schema are indexed and accounted by the newer ones.
         hits = store.search("legacy searchable")
         assert [h.session_id for h in hits] == ["20250101_000000_abcdef"]
@@ -76,7 +76,7 @@ def test_blank_and_oldest_databases_end_at_the_current_schema(tmp_path: Path) ->
 
 def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    SessionStore(path).close()
+    SQLiteSessionStore(path).close()
     conn = sqlite3.connect(path, isolation_level=None)
     assert apply_migrations(conn) == []
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -85,11 +85,11 @@ def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
 
 def test_trigram_index_is_created_only_where_available_and_wanted(tmp_path: Path) -> None:
     probe = sqlite3.connect(":memory:")
-    with SessionStore(tmp_path / "a.db") as store:
+    with SQLiteSessionStore(tmp_path / "a.db") as store:
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         assert ("messages_trigram" in names) == trigram_available(probe)
         assert "messages_fts" in names
-    with SessionStore(tmp_path / "b.db", trigram=False) as store:
+    with SQLiteSessionStore(tmp_path / "b.db", trigram=False) as store:
         names = {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master")}
         assert "messages_trigram" not in names and "messages_fts" in names
     assert _applied(tmp_path / "a.db") == _applied(tmp_path / "b.db")
@@ -114,7 +114,7 @@ def test_a_file_from_before_tenants_reads_every_session_as_no_tenant(tmp_path: P
     conn.close()
     assert "tenant" not in columns and _applied(path)[-1] == "m007_markers_and_compactions"
 
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         assert store.get_session("20250101_000000_abcdef")["tenant"] is None
         assert store.list_sessions(tenant="acme") == [] and store.search("old words", tenant="acme") == []
         assert [h.session_id for h in store.search("old words")] == ["20250101_000000_abcdef"]

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store.query import parse_query, to_fts5
 from hermes.kernel.store.snippets import MAX_MATCHES, MAX_RUN_CHARS, Highlighter, SubstringHighlighter
 from tests.helpers import examples
@@ -74,9 +75,8 @@ def test_snippets_equal_fts5s_on_generated_rows(
 
 
 def test_search_snippets_come_from_the_row(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from hermes.kernel.store import SessionStore
 
-    with SessionStore(tmp_path / "state.db") as store:
+    with SQLiteSessionStore(tmp_path / "state.db") as store:
         sid = store.create_session()
         store.append_messages(sid, [
             {"role": "user", "content": "the deploy failed on the staging host"},

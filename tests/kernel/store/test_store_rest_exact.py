@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.errors import HermesError
 from hermes.kernel.store import SessionNotFoundError, SessionStore, new_session_id, sanitize_title
 from hermes.kernel.store.concurrency import (
@@ -68,9 +69,9 @@ def test_search_returns_20_hits_by_default(store: SessionStore) -> None:
 
 
 def test_has_trigram_index_tells_the_two_kinds_of_store_apart(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "tri.db"):
+    with SQLiteSessionStore(tmp_path / "tri.db"):
         pass
-    with SessionStore(tmp_path / "plain.db", trigram=False):
+    with SQLiteSessionStore(tmp_path / "plain.db", trigram=False):
         pass
     for name, expected in (("tri.db", True), ("plain.db", False)):
         conn = sqlite3.connect(tmp_path / name)
@@ -89,9 +90,9 @@ def test_connect_readonly_refuses_a_file_that_is_not_a_database(tmp_path: Path) 
 
 def test_a_read_only_store_sees_writes_not_yet_checkpointed(tmp_path: Path) -> None:
     # mode=ro reads the WAL as well; immutable=1 (the fallback) would see only the main file.
-    with SessionStore(tmp_path / "state.db") as writer:
+    with SQLiteSessionStore(tmp_path / "state.db") as writer:
         sid = writer.create_session(title="Fresh")
-        with SessionStore(tmp_path / "state.db", readonly=True) as reader:
+        with SQLiteSessionStore(tmp_path / "state.db", readonly=True) as reader:
             assert reader.get_session(sid)["title"] == "Fresh"
 
 
@@ -199,7 +200,7 @@ def test_every_message_field_is_stored_and_a_message_without_calls_stores_none(s
 @pytest.mark.parametrize("readonly", [False, True])
 def test_each_thread_keeps_one_query_only_reader(tmp_path: Path, readonly: bool) -> None:
     path = tmp_path / "state.db"
-    SessionStore(path).close()
+    SQLiteSessionStore(path).close()
     pool = ReaderPool(path, synchronous="OFF", readonly=readonly)
     try:
         conn = pool.get()
@@ -292,7 +293,7 @@ def test_a_checkpoint_that_finds_the_file_locked_is_skipped_with_a_debug_line(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "state.db"
-    SessionStore(path).close()
+    SQLiteSessionStore(path).close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("PRAGMA locking_mode = EXCLUSIVE")
     holder.execute("BEGIN EXCLUSIVE")
@@ -307,7 +308,7 @@ def test_a_checkpoint_that_finds_the_file_locked_is_skipped_with_a_debug_line(
 
 
 def test_a_closed_store_refuses_reads_with_one_line_and_closes_once(tmp_path: Path) -> None:
-    store = SessionStore(tmp_path / "state.db")
+    store = SQLiteSessionStore(tmp_path / "state.db")
     sid = store.create_session()
     store.close()
     store.close()  # a second close does nothing
@@ -317,13 +318,13 @@ def test_a_closed_store_refuses_reads_with_one_line_and_closes_once(tmp_path: Pa
 
 
 def test_the_store_creates_its_folder_for_its_owner_only(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "home" / "deeper" / "state.db"):
+    with SQLiteSessionStore(tmp_path / "home" / "deeper" / "state.db"):
         pass
     assert _mode(tmp_path / "home" / "deeper") == 0o700
 
 
 def test_sqlite_keeps_its_own_checkpoints_when_the_store_makes_none(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "own.db", checkpoint_every=0) as store:
+    with SQLiteSessionStore(tmp_path / "own.db", checkpoint_every=0) as store:
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
 
 
@@ -332,25 +333,25 @@ def test_a_file_that_is_not_a_database_fails_to_open_and_leaves_nothing_open(tmp
     path.write_bytes(b"not sqlite " * 100)
     fds = len(os.listdir("/proc/self/fd"))
     with pytest.raises(sqlite3.DatabaseError, match="^file is not a database$"):
-        SessionStore(path)
+        SQLiteSessionStore(path)
     assert len(os.listdir("/proc/self/fd")) == fds
 
 
 def test_the_store_takes_its_settings_and_locks_beside_its_file(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    with SessionStore(path, synchronous="OFF") as store:
+    with SQLiteSessionStore(path, synchronous="OFF") as store:
         assert store.readonly is False
         assert store.conn.execute("PRAGMA synchronous").fetchone()[0] == 0
         assert store._readers.get().execute("PRAGMA synchronous").fetchone()[0] == 0
         store.create_session()
         assert {p.name for p in tmp_path.iterdir()} >= {"state.db.lock", "state.db.lock-queue"}
-    with SessionStore(path, readonly=True) as store:
+    with SQLiteSessionStore(path, readonly=True) as store:
         assert store.readonly is True
 
 
 def test_the_checkpoint_thread_checkpoints_the_stores_own_file(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    with SessionStore(path, checkpoint_every=1) as store:
+    with SQLiteSessionStore(path, checkpoint_every=1) as store:
         size = path.stat().st_size
         store.append_messages(store.create_session(), [{"role": "user", "content": "x" * 200_000}])
         deadline = time.monotonic() + 10
@@ -370,7 +371,7 @@ def test_trigram_available_probes_with_a_temporary_table_it_drops() -> None:
 
 def test_a_reader_pool_opens_normal_connections_by_default(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    SessionStore(path).close()
+    SQLiteSessionStore(path).close()
     pool = ReaderPool(path)
     try:
         conn = pool.get()
@@ -392,12 +393,12 @@ def test_apply_migrations_builds_the_trigram_index_by_default(tmp_path: Path) ->
 
 def test_opening_an_up_to_date_store_never_waits_for_the_write_lock(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         sid = store.create_session()
     holder = WriteLock(path)
     try:
         with holder.held():
-            with SessionStore(path, checkpoint_every=0) as store:
+            with SQLiteSessionStore(path, checkpoint_every=0) as store:
                 assert store.get_session(sid)["id"] == sid
     finally:
         holder.close()
@@ -418,7 +419,7 @@ def test_the_store_never_runs_sqlite_utils_plugins_on_its_connection(tmp_path: P
     spy = Spy()
     pm.register(spy, name="hermes-test-spy")
     try:
-        with SessionStore(tmp_path / "state.db") as store:
+        with SQLiteSessionStore(tmp_path / "state.db") as store:
             assert [check.name for check in store.health()] == ["store", "migrations"]
     finally:
         pm.unregister(spy)
@@ -431,7 +432,7 @@ def test_opening_migrates_a_wal_file_an_older_hermes_left_behind(tmp_path: Path)
     conn.execute("PRAGMA journal_mode = WAL")
     apply_migrations(conn, stop_before="m007_markers_and_compactions")
     conn.close()
-    with SessionStore(path) as store:
+    with SQLiteSessionStore(path) as store:
         migrations = store.health()[1]
         assert (migrations.name, migrations.ok, migrations.detail) == ("migrations", True, "up to date")
 
