@@ -9,6 +9,7 @@ finding has a severity; the worst one sets the verdict (``safe``, ``caution`` or
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -63,22 +64,32 @@ _INVISIBLE_RE = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "\U000e0000-
 
 
 class Rule(NamedTuple):
-    """A pattern rule: id, category, severity, compiled regex, what it means.
+    """A pattern rule: id, category, severity, its regex source, what it means.
 
     ``keywords`` (lowercase) are literals the pattern cannot match without; a text holding
-    none of them skips the regex, which keeps scans of large files fast.
+    none of them skips the regex, which keeps scans of large files fast. The regex compiles
+    on first use: the 70-odd rules cost a one-shot chat tens of milliseconds at import.
     """
 
     id: str
     category: str
     severity: str
-    pattern: re.Pattern[str]
+    source: str
     message: str
     keywords: tuple[str, ...] = ()
 
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source, re.I)
+
 
 def _rule(rule_id: str, category: str, severity: str, pattern: str, message: str, keywords: tuple[str, ...] = ()) -> Rule:
-    return Rule(rule_id, category, severity, re.compile(pattern, re.I), message, keywords)
+    return Rule(rule_id, category, severity, pattern, message, keywords)
 
 
 _SECRET_VAR = r"\$\{?[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)[A-Z0-9_]*\}?"

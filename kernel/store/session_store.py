@@ -51,7 +51,7 @@ from .rows import (
     new_session_id,
     page_offset,
 )
-from .schema import apply_migrations, migrations
+from .schema import apply_migrations, is_up_to_date, migrations
 from .sqlite_bulk import RemovalAndCopy
 from .search import SearchHit, SortOrder, search_messages
 from .substring_index import SubstringIndexer, finish_index, has_lag, index_batch
@@ -185,12 +185,10 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
                     self.conn.execute("PRAGMA journal_mode = WAL")
                 apply_migrations(self.conn, trigram=trigram)
 
-        db = _database(self.conn)
-
         def needs_setup() -> bool:  # noqa: E306
-            # A read, without the lock: the common case (an up-to-date file) never waits.
+            # A read, without the lock: the common case (an up-to-date file) never waits, nor loads sqlite_utils.
             wal = self.conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
-            return not wal or bool(migrations().pending(db))
+            return not wal or not is_up_to_date(self.conn)
 
         if with_retries(needs_setup):
             with_retries(setup)

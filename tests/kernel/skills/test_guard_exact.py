@@ -50,7 +50,7 @@ def test_a_rule_keeps_every_field_and_matches_in_any_case() -> None:
     assert (rule.id, rule.category, rule.severity, rule.message, rule.keywords) == ("r-id", "network", "high", "talks to evil", ("evil",))
     assert rule.pattern.pattern == r"evil\.example" and rule.pattern.flags & re.I
     assert rule.pattern.search("EVIL.Example")
-    assert _rule("r", "network", "low", "x", "m") == Rule("r", "network", "low", re.compile("x", re.I), "m", ())
+    assert _rule("r", "network", "low", "x", "m") == Rule("r", "network", "low", "x", "m", ())
 
 
 def test_a_finding_as_text_and_as_json() -> None:

@@ -150,3 +150,14 @@ def test_issue_phrases_are_caught() -> None:
 ])
 def test_ignore_instructions_fires_without_the_word_all(text: str) -> None:
     assert "inject-ignore" in {f.rule for f in scan_text(text)}, text
+
+
+def test_every_rule_compiles_and_none_compiles_at_import() -> None:
+    import subprocess
+    import sys
+
+    from hermes.kernel.skills.guard import RULES
+
+    assert all(rule.pattern.pattern == rule.source for rule in RULES)  # a typo in a rule fails here, not in a scan
+    code = "import re, sys; from hermes.kernel.skills import guard; print(guard._compiled.cache_info().currsize)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "0"

@@ -121,3 +121,30 @@ def test_a_file_from_before_tenants_reads_every_session_as_no_tenant(tmp_path: P
         assert "idx_sessions_tenant" in {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert [r[2] for r in store.conn.execute("PRAGMA index_info(idx_sessions_tenant)")] == ["tenant", "started_at"]
     assert _applied(path)[-2:] == ["m008_tenants", "m009_substring_index_off_the_write_path"]
+
+
+def test_the_names_checked_on_open_are_every_migration_in_order(tmp_path) -> None:
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from hermes.kernel.store.schema import MIGRATION_NAMES, apply_migrations, is_up_to_date, migrations
+
+    assert tuple(p.name for p in migrations().pending(Database(memory=True))) == MIGRATION_NAMES
+    conn = sqlite3.connect(tmp_path / "new.db")
+    assert not is_up_to_date(conn)  # no migrations table
+    apply_migrations(conn, stop_before=MIGRATION_NAMES[-1])
+    assert not is_up_to_date(conn)  # one pending
+    apply_migrations(conn)
+    assert is_up_to_date(conn)
+
+
+def test_opening_an_up_to_date_file_does_not_import_sqlite_utils(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    SQLiteSessionStore(tmp_path / "state.db").close()
+    code = ("import sys; from hermes.kernel.store import SQLiteSessionStore; "
+            f"s = SQLiteSessionStore({str(tmp_path / 'state.db')!r}); s.append_messages(s.create_session(), "
+            "[{'role': 'user', 'content': 'hi'}]); s.close(); print('sqlite_utils' in sys.modules)")  # fmt: skip
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
