@@ -15,6 +15,7 @@ or credentials) is left out with a visible warning, never silently injected.
 from __future__ import annotations
 
 import os
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +32,8 @@ _MAX_READ_BYTES = 2 * 1024 * 1024  # never read a runaway file whole
 _SECRET_VAR = r"\$\{?[A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API)[A-Za-z0-9_]*\}?"
 # The reference agent's nine context-file threats (and a tenth, chat-template markup), each a
 # reason and a pattern; the injection phrasings are shared with the skills guard.
-_THREATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (reason, re.compile(pattern, re.I | re.S))
-    for reason, pattern in (
+# Compiled on the first scan of a context file (_threats()): most starts have none to scan.
+_THREAT_SOURCES: tuple[tuple[str, str], ...] = (
         ("asks to ignore previous instructions", _IGNORE_INSTRUCTIONS),
         ("asks to hide something from the user",
          r"\b(?:do\s+not|don't|never)\s+(?:tell|inform|reveal\s+(?:this\s+)?to|mention\s+(?:this\s+)?to)\s+the\s+user"),
@@ -48,8 +48,13 @@ _THREATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("reads .env or credential files",
          r"\b(?:cat|less|more|head|tail|type|read|open|print|upload|send|post)\b[^\n]{0,30}(?:(?<![\w.-])\.env\b(?!\.example|\.sample|\.template)|\.ssh/id_\w+|\.aws/credentials|\.netrc|\.pgpass|auth\.json|\.git-credentials|\bcredentials\.json)"),
         ("imitates system or chat-template markup", r"<\s*/?\s*system\s*>|<\|im_start\|>|\[/?INST\]"),
-    )
 )
+
+
+@functools.cache
+def _threats() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each context-file threat: its reason and compiled pattern."""
+    return tuple((reason, re.compile(pattern, re.I | re.S)) for reason, pattern in _THREAT_SOURCES)
 
 
 @dataclass(frozen=True)
@@ -101,7 +106,7 @@ def scan_context_text(text: str) -> list[str]:
     if invisible:
         line, code = invisible[0]
         reasons.append(f"contains {len(invisible)} invisible character(s) (first {code} on line {line})")
-    reasons += [reason for reason, pattern in _THREATS if pattern.search(text)]
+    reasons += [reason for reason, pattern in _threats() if pattern.search(text)]
     return reasons
 
 

@@ -10,7 +10,8 @@ cache keeps hitting.
 
 from __future__ import annotations
 
-import platform
+import os
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -72,6 +73,18 @@ def _identity(soul_path: Path | None) -> str:
     return DEFAULT_IDENTITY
 
 
+def _platform() -> str:
+    """``Linux x86_64, Python 3.11.7``: from ``os.uname`` where there is one (the ``platform`` module's
+    import costs every start more than this line is worth), else from ``platform``."""
+    version = ".".join(str(part) for part in sys.version_info[:3])
+    if hasattr(os, "uname"):
+        name = os.uname()
+        return f"{name.sysname} {name.machine}, Python {version}"
+    import platform
+
+    return f"{platform.system()} {platform.machine()}, Python {platform.python_version()}"
+
+
 def build_system_prompt(ctx: PromptContext) -> str:
     """The system prompt for one session (deterministic for the same context)."""
     now = ctx.now or datetime.now(timezone.utc)
@@ -80,7 +93,7 @@ def build_system_prompt(ctx: PromptContext) -> str:
         f"- date: {now.strftime('%Y-%m-%d')}\n"
         f"- session: {ctx.session_id}\n"
         f"- model: {ctx.model or 'unknown'} via {ctx.provider}\n"
-        f"- platform: {platform.system()} {platform.machine()}, Python {platform.python_version()}\n"
+        f"- platform: {_platform()}\n"
         f"- working directory: {ctx.cwd or Path.cwd()}"
     )
     layers = [

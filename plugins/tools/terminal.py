@@ -27,7 +27,6 @@ from typing import Any
 
 from hermes.kernel import Tool, ToolContext, ToolError
 from hermes.kernel.approvals import ALLOWED_COMMANDS_KEY, CommandAllowList, is_unattended, unreadable_part
-from hermes.kernel.command_safety import approval_reason
 from hermes.kernel.paths_policy import command_denied_reason, workspace_roots
 
 from ._common import opt_int, opt_str, req_str, resolve_path
@@ -177,6 +176,8 @@ def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
                 f"read before it runs, and no pattern in {ALLOWED_COMMANDS_KEY} lets one through. Write the "
                 "command out literally (no variable, substitution or glob as the program)."
             )
+    from hermes.kernel.command_safety import approval_reason  # its rule table loads with the first command
+
     reason = approval_reason(command, cwd, workspace_roots(ctx), hermes_home=getattr(ctx.home, "root", None))
     if reason is not None:
         if isinstance(ctx.approve, CommandAllowList):
