@@ -107,7 +107,9 @@ def test_one_shot_mode_blocks_without_running(work: Path, ctx: ToolContext) -> N
 @pytest.fixture
 def marker_is_dangerous(monkeypatch: pytest.MonkeyPatch) -> None:
     """Treat a harmless command as needing approval, so the approval path can really run it."""
-    monkeypatch.setattr(terminal_module, "approval_reason", lambda c, *a, **k: "test reason" if "MARK" in c else None)
+    import hermes.kernel.command_safety as command_safety  # the terminal tool imports it on first use
+
+    monkeypatch.setattr(command_safety, "approval_reason", lambda c, *a, **k: "test reason" if "MARK" in c else None)
 
 
 def test_user_declines(work: Path, ctx: ToolContext, marker_is_dangerous: None) -> None:
