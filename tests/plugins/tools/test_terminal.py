@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from hermes.kernel import ToolContext, ToolError
-from hermes.plugins.tools import terminal as terminal_module
 from hermes.plugins.tools.terminal import terminal
 
 
