@@ -6,9 +6,12 @@ and :mod:`bench.store_pg`, none of which imports another's internals.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -162,3 +165,24 @@ class RawSearch:
     def ids(self, query: str, limit: int) -> list[int]:
         sql = "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, (query, limit))]
+
+
+def child(code: str) -> subprocess.Popen[str]:
+    """A Python process running ``code`` from the repository root, its output piped."""
+    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def collect(writers: list[subprocess.Popen[str]], searcher: subprocess.Popen[str]) -> tuple[list[Any], Any, float]:
+    """Each writer's JSON report, the searcher's, and when the last writer was done (``perf_counter``).
+
+    A process that failed raises with its stderr."""
+    results = []
+    done = 0.0
+    for proc in [*writers, searcher]:
+        if proc is searcher:
+            done = time.perf_counter()
+        out, err = proc.communicate(timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(err)
+        results.append(json.loads(out))
+    return results[:-1], results[-1], done

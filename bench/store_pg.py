@@ -27,12 +27,10 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 import time
 from typing import Any
 
-from bench.store_data import ROOT, pct, ratio, texts, vocabulary
+from bench.store_data import child, collect, pct, ratio, texts, vocabulary
 from bench.store_huge import huge_message, print_huge
 
 APPEND_RATIO_TARGET = 0.8
@@ -73,22 +71,22 @@ def _no_commit_wait(cluster: Any, url: str) -> None:
 def _appends(cluster: Any, n: int, durable: bool = True) -> dict[str, Any]:
     import psycopg
 
-    texts = texts(n, seed=1)
+    batch = texts(n, seed=1)
     url = cluster.create_database()
     if not durable:
         _no_commit_wait(cluster, url)
     with _store(url, synchronous="NORMAL" if durable else "OFF") as store:
         raw_sid, store_sid = store.create_session(source="bench"), store.create_session(source="bench")
         with psycopg.connect(url) as conn:
-            for text in texts[:50]:  # warm both paths (prepared statements, caches)
+            for text in batch[:50]:  # warm both paths (prepared statements, caches)
                 _raw_append(conn, raw_sid, text)
                 store.append_message(store_sid, {"role": "user", "content": text})
             start = time.perf_counter()
-            for text in texts:
+            for text in batch:
                 _raw_append(conn, raw_sid, text)
             raw = n / (time.perf_counter() - start)
         start = time.perf_counter()
-        for text in texts:
+        for text in batch:
             store.append_message(store_sid, {"role": "user", "content": text})
         mine = n / (time.perf_counter() - start)
     return {"messages": n, "raw_per_s": round(raw), "store_per_s": round(mine), "ratio": ratio(mine, raw)}
@@ -96,7 +94,7 @@ def _appends(cluster: Any, n: int, durable: bool = True) -> dict[str, Any]:
 
 def _writer(url: str, sessions: str, count: int, seed: int, raw: bool, durable: bool = True) -> None:
     """Child process: append ``count`` messages round-robin over ``sessions``; print latencies."""
-    texts = texts(count, seed)
+    batch = texts(count, seed)
     ids = sessions.split(",")
     latencies, errors = [], []
     if raw:
@@ -107,7 +105,7 @@ def _writer(url: str, sessions: str, count: int, seed: int, raw: bool, durable: 
     else:
         store = _store(url, synchronous="NORMAL" if durable else "OFF")
         append = lambda sid, text: store.append_message(sid, {"role": "user", "content": text})  # noqa: E731
-    for i, text in enumerate(texts):
+    for i, text in enumerate(batch):
         start = time.perf_counter()
         try:
             append(ids[i % len(ids)], f"w{seed} {text}")
@@ -138,20 +136,11 @@ def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable:
         _no_commit_wait(cluster, url)
     with _store(url) as store:
         sessions = ",".join(store.create_session(source="bench") for _ in range(4))
-    child = lambda code: subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # noqa: E731
     start = time.perf_counter()
     procs = [child(f"from bench.store_pg import _writer; _writer({url!r}, {sessions!r}, {per_writer}, {n}, {raw}, {durable})") for n in range(writers)]
     searcher = child(f"from bench.store_pg import _searcher; _searcher({url!r}, 3.0)")
-    results = []
-    for p in procs:
-        out, err = p.communicate(timeout=900)
-        if p.returncode != 0:
-            raise RuntimeError(err)
-        results.append(json.loads(out))
-    elapsed = time.perf_counter() - start
-    s_out, s_err = searcher.communicate(timeout=120)
-    if searcher.returncode != 0:
-        raise RuntimeError(s_err)
+    results, search, done = collect(procs, searcher)
+    elapsed = done - start
     with psycopg.connect(url) as conn:
         stored = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
         gaps = conn.execute(
@@ -168,7 +157,7 @@ def _contending(cluster: Any, writers: int, per_writer: int, raw: bool, durable:
         "p50_ms": round(pct(latencies, 0.5), 2),
         "p99_ms": round(pct(latencies, 0.99), 2),
         "max_ms": round(max(latencies), 2),
-        "searches": json.loads(s_out)["searches"],
+        "searches": search["searches"],
     }
 
 
@@ -189,9 +178,9 @@ def _build(cluster: Any, total: int) -> tuple[str, float]:
                 copy.write_row((f"20250101_{s:06d}_bench0", "cli" if s % 3 else "api", now + s * 3000, now + s * 3000, per, f"bench {s}"))
         chunk = 100_000
         for offset in range(0, total, chunk):
-            texts = texts(min(chunk, total - offset), seed=offset)
+            batch = texts(min(chunk, total - offset), seed=offset)
             with conn.cursor().copy("COPY messages (session_id, seq, role, content, timestamp) FROM STDIN") as copy:
-                for i, text in enumerate(texts):
+                for i, text in enumerate(batch):
                     n = offset + i
                     s = min(n // per, sessions - 1)
                     copy.write_row((f"20250101_{s:06d}_bench0", n - s * per + 1, "user" if n % 2 == 0 else "assistant", text, now + s * 3000 + n % per))

@@ -24,14 +24,12 @@ import os
 import random
 import shutil
 import sqlite3
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.store_data import MID_DB, MID_MESSAGES, ROOT, RawSearch, ensure, open_sqlite, pct, ratio, texts, vocabulary
+from bench.store_data import MID_DB, MID_MESSAGES, RawSearch, child, collect, ensure, open_sqlite, pct, ratio, texts, vocabulary
 
 __all__ = ["CONTENDED_RATIO_TARGET", "FULL_RATIO_TARGET", "WORST_APPEND_TARGET_MS", "print_writes", "run_writes"]
 
@@ -238,10 +236,6 @@ def _searcher(db: str, seconds: float, raw: bool = False) -> None:
     print(json.dumps({"searches": done, "errors": errors}))
 
 
-def _child(code: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def _contending(source: Path | None, writers: int, per_writer: int, raw: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "state.db")
@@ -254,18 +248,9 @@ def _contending(source: Path | None, writers: int, per_writer: int, raw: bool) -
         else:
             open_sqlite(db).close()
         before = sqlite3.connect(db).execute("SELECT count(*) FROM messages").fetchone()[0]
-        procs = [_child(f"from bench.store_write import _writer; _writer({db!r}, {per_writer}, {n}, raw={raw})") for n in range(writers)]
-        searcher = _child(f"from bench.store_write import _searcher; _searcher({db!r}, 3.0, raw={raw})")
-        results = []
-        for p in procs:
-            out, err = p.communicate(timeout=900)
-            if p.returncode != 0:
-                raise RuntimeError(err)
-            results.append(json.loads(out))
-        s_out, s_err = searcher.communicate(timeout=120)
-        if searcher.returncode != 0:
-            raise RuntimeError(s_err)
-        search = json.loads(s_out)
+        procs = [child(f"from bench.store_write import _writer; _writer({db!r}, {per_writer}, {n}, raw={raw})") for n in range(writers)]
+        searcher = child(f"from bench.store_write import _searcher; _searcher({db!r}, 3.0, raw={raw})")
+        results, search, _ = collect(procs, searcher)
         conn = sqlite3.connect(db)
         stored = conn.execute("SELECT count(*) FROM messages").fetchone()[0] - before
         conn.close()

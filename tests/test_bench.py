@@ -112,3 +112,13 @@ def test_store_write_benchmark_counts_every_contended_append(tmp_path) -> None: 
     store_write.raw_schema(conn, 2)
     triggers = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert triggers == {"messages_fts_ai", "messages_fts_ad", "messages_trigram_ai", "messages_trigram_ad"}
+
+
+def test_postgresql_store_benchmark_parts_run_and_count_every_append(postgres_cluster) -> None:  # type: ignore[no-untyped-def]
+    from bench import store_pg
+
+    contended = store_pg._contending(postgres_cluster, 2, 10, raw=False)
+    assert contended["stored"] == contended["messages"] == 20 and contended["sessions_with_gaps"] == 0
+    appends = store_pg._appends(postgres_cluster, 20)
+    assert appends["messages"] == 20 and appends["ratio"] > 0
+    store_pg._build(postgres_cluster, 500)
