@@ -115,13 +115,13 @@ def _search_big(queries: int) -> dict[str, Any]:
 def _load_session(n: int, runs: int) -> dict[str, Any]:
     from hermes.kernel.store.content import decode_content
 
-    texts = texts(n, seed=5)
+    batch = texts(n, seed=5)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.db"
         with open_sqlite(path) as store:
             sid = store.create_session()
             msgs: list[dict[str, Any]] = []
-            for i, text in enumerate(texts):
+            for i, text in enumerate(batch):
                 if i % 10 == 1:
                     msgs.append({"role": "assistant", "content": None, "tool_calls": [
                         {"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": json.dumps({"path": text[:20]})}}]})  # fmt: skip

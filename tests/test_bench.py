@@ -122,3 +122,10 @@ def test_postgresql_store_benchmark_parts_run_and_count_every_append(postgres_cl
     appends = store_pg._appends(postgres_cluster, 20)
     assert appends["messages"] == 20 and appends["ratio"] > 0
     store_pg._build(postgres_cluster, 500)
+
+
+def test_store_benchmark_loads_a_session_back() -> None:
+    from bench import store
+
+    result = store._load_session(40, 1)
+    assert result["messages"] == 40 and result["store_ms"] > 0 and result["raw_ms"] > 0
