@@ -112,7 +112,7 @@ def _search_big(queries: int) -> dict[str, Any]:
 # -- loading a long session ------------------------------------------------------------
 
 
-def _load_session(n: int, runs: int) -> dict[str, Any]:
+def load_session(n: int, runs: int) -> dict[str, Any]:
     from hermes.kernel.store.content import decode_content
 
     batch = texts(n, seed=5)
@@ -177,7 +177,7 @@ def run(runs: int | None = None, backend: str = "sqlite") -> dict[str, Any]:
     runs = runs or 7
     result: dict[str, Any] = {"benchmark": "store", "backend": "sqlite", "sqlite_version": sqlite3.sqlite_version}
     result["writes"] = run_writes()
-    result["load_10k_session"] = _load_session(10_000, runs)
+    result["load_10k_session"] = load_session(10_000, runs)
     result["search_1m"] = _search_big(200)
     result["huge_message"] = huge_message(runs)
     _print(result)

@@ -127,5 +127,5 @@ def test_postgresql_store_benchmark_parts_run_and_count_every_append(postgres_cl
 def test_store_benchmark_loads_a_session_back() -> None:
     from bench import store
 
-    result = store._load_session(40, 1)
+    result = store.load_session(40, 1)
     assert result["messages"] == 40 and result["store_ms"] > 0 and result["raw_ms"] > 0
