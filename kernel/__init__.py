@@ -6,12 +6,7 @@ Plugins import only what ``__all__`` names here.
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .config import Config, load_config
-from .config_schema import ConfigKey
 from .errors import ConfigError, HermesError, PluginLoadError, PluginNotFoundError
-from .home import HermesHome, active_home, atomic_write, file_lock, lock_file_for, resolve_home
-from .hookspecs import hookimpl, hookspec
-from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
 
 __all__ = [
     "CARRY_OVER_KEY",
@@ -85,6 +80,14 @@ __all__ = [
 # Everything but what the command line needs loads on first use, so `hermes --help`
 # pays for none of it (tests/test_startup.py).
 _LAZY = {
+    **dict.fromkeys(["Config", "load_config"], ".config"),
+    "ConfigKey": ".config_schema",
+    **dict.fromkeys(
+        ["HermesHome", "active_home", "atomic_write", "file_lock", "lock_file_for", "resolve_home"], ".home"
+    ),
+    # pluggy loads with the first listener, not with the package (kernel/hook_manager.py).
+    **dict.fromkeys(["hookimpl", "hookspec"], ".hookspecs"),
+    **dict.fromkeys(["HookFailure", "LoadedPlugin", "PluginHost", "PluginInfo"], ".host"),
     **dict.fromkeys(
         ["CARRY_OVER_KEY", "CLIENT_WRAPPER_SERVICE", "TENANT_SERVICE", "Tool", "ToolContext", "ToolError", "ToolSource", "tools_from_plugin"], ".tools"
     ),
@@ -115,6 +118,11 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from .config import Config, load_config
+    from .config_schema import ConfigKey
+    from .home import HermesHome, active_home, atomic_write, file_lock, lock_file_for, resolve_home
+    from .hookspecs import hookimpl, hookspec
+    from .host import HookFailure, LoadedPlugin, PluginHost, PluginInfo
     from .agent import Agent, AgentEvent, ModelRoute
     from .arguments import ArgumentsError, decode_arguments
     from .budget import IterationBudget

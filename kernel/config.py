@@ -11,7 +11,6 @@ names without dots (``OPENAI_API_KEY``) are environment settings and live in
 from __future__ import annotations
 
 import copy
-import logging
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -21,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from .config_schema import CONFIG_VERSION, SCHEMA, ConfigSchema, defaults_from
 from .errors import ConfigError
 from .home import HermesHome, atomic_write, file_lock, lock_file_for
+from .lazy_log import LazyLogger
 
 if TYPE_CHECKING:
     from hermes.compat.hermes.config_map import Translation
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 __all__ = [
     "DEFAULTS",

@@ -10,7 +10,6 @@ the upgraded file replaces it; ``hermes config migrate`` does the same on demand
 from __future__ import annotations
 
 import copy
-import logging
 import shutil
 import time
 from collections.abc import Callable
@@ -19,10 +18,11 @@ from typing import Any
 
 from .config_schema import CONFIG_VERSION
 from .errors import ConfigError
+from .lazy_log import LazyLogger
 
 __all__ = ["MIGRATIONS", "file_version", "migrate_data", "migrate_file", "migrated_in_this_process"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 

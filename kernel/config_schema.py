@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ConfigError
@@ -44,7 +43,9 @@ SLOT_GROUPS = (
 )
 
 
-@dataclass(frozen=True)
+_FIELDS = ("key", "type", "default", "description", "min", "max", "choices", "nullable", "plugin_group", "item")
+
+
 class ConfigKey:
     """One config key: dotted name, type, default, allowed values and a one-line description.
 
@@ -52,22 +53,67 @@ class ConfigKey:
     unless ``item`` says otherwise), ``map`` (an open-ended mapping whose
     entries may be typed by ``NAME.*`` keys) or ``any``. ``plugin_group``
     names an entry-point group whose installed names the value must be one of.
+    ``item`` is the type of a list's items: ``str`` or ``map``.
+
+    Immutable, compared and hashed by value. Written by hand rather than as a
+    frozen dataclass: the decorator costs more than the rest of this module,
+    and ``hermes --help`` reads the schema (bench/startup.py).
     """
 
+    __slots__ = _FIELDS
     key: str
     type: str
     default: Any
     description: str
-    min: float | None = None
-    max: float | None = None
-    choices: tuple[Any, ...] | None = None
-    nullable: bool = False
-    plugin_group: str | None = None
-    item: str = "str"  # the type of a list's items: str or map
+    min: float | None
+    max: float | None
+    choices: tuple[Any, ...] | None
+    nullable: bool
+    plugin_group: str | None
+    item: str
 
-    def __post_init__(self) -> None:
-        if self.type not in _TYPES:
-            raise ValueError(f"{self.key}: unknown config type {self.type!r}")
+    def __init__(
+        self,
+        key: str,
+        type: str,  # noqa: A002 - the public field's name
+        default: Any,
+        description: str,
+        min: float | None = None,  # noqa: A002
+        max: float | None = None,  # noqa: A002
+        choices: tuple[Any, ...] | None = None,
+        nullable: bool = False,
+        plugin_group: str | None = None,
+        item: str = "str",
+    ) -> None:
+        if type not in _TYPES:
+            raise ValueError(f"{key}: unknown config type {type!r}")
+        values = (key, type, default, description, min, max, choices, nullable, plugin_group, item)
+        for name, value in zip(_FIELDS, values):
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _FIELDS)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ConfigKey is read-only: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"ConfigKey is read-only: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _FIELDS)
+        return f"ConfigKey({shown})"
+
+    def __reduce__(self) -> Any:  # copy and pickle, which __setattr__ would otherwise refuse
+        return (self.__class__, self._values())
 
     def allowed(self) -> str:
         """What values are allowed, in a few words."""
@@ -335,11 +381,16 @@ def defaults_from(keys: Iterable[ConfigKey]) -> dict[str, Any]:
     return data
 
 
-@dataclass
 class ConfigSchema:
     """The built-in keys plus those plugins declared; looks keys up with wildcards."""
 
-    keys: dict[str, ConfigKey] = field(default_factory=dict)
+    __slots__ = ("keys",)
+
+    def __init__(self, keys: dict[str, ConfigKey] | None = None) -> None:
+        self.keys: dict[str, ConfigKey] = {} if keys is None else keys
+
+    def __repr__(self) -> str:
+        return f"ConfigSchema({len(self.keys)} keys)"
 
     @classmethod
     def build(cls, extra: Iterable[ConfigKey] = ()) -> ConfigSchema:

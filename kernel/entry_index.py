@@ -15,7 +15,6 @@ the time). A cache that cannot be read or written is simply not used.
 from __future__ import annotations
 
 import importlib
-import logging
 import os
 import re
 import sys
@@ -23,10 +22,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .home import atomic_write
+from .lazy_log import LazyLogger
 
 __all__ = ["EntryRecord", "cache_dir", "installed_entry_points", "scan_distributions"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 _FORMAT = "hermes-entry-points 1"
 _PREFIXES = ("hermes.", "hermes_agent.")

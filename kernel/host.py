@@ -17,8 +17,6 @@ disabled.
 from __future__ import annotations
 
 import functools
-import inspect
-import logging
 import os
 import re
 from collections import deque
@@ -26,15 +24,14 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pluggy
-
-from . import hookspecs
 from .entry_index import EntryRecord, installed_entry_points
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
 from .folder_plugins import FOLDER_GROUP, scan_folders
+from .lazy_log import LazyLogger
 
 if TYPE_CHECKING:
     from .config import Config
+    from .hook_manager import HookManager
 
 __all__ = [
     "BUILTIN_DISTRIBUTION",
@@ -51,7 +48,7 @@ __all__ = [
     "normalize_dist_name",
 ]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 BUILTIN_DISTRIBUTION = "hermes-kernel"
 PLUGINS_GROUP = "hermes.plugins"
@@ -163,7 +160,9 @@ def _scan_entry_points() -> dict[str, list[_Entry]]:
     return found
 
 
-_IMPL_ATTR = f"{hookspecs.PROJECT_NAME}_impl"  # where pluggy's HookimplMarker keeps its options
+#: Where pluggy's HookimplMarker keeps its options (``hookspecs.PROJECT_NAME + "_impl"``; a
+#: test checks): spelled out so that reading it does not import pluggy.
+_IMPL_ATTR = "hermes_impl"
 
 
 def _inherit_hookimpl_markers(obj: object) -> None:
@@ -180,60 +179,6 @@ def _inherit_hookimpl_markers(obj: object) -> None:
                 if options is not None:
                     setattr(own, _IMPL_ATTR, dict(options))
                 break
-
-
-def _required_args(func: Any) -> tuple[str, ...]:
-    """Parameters a call must supply (pluggy's view: no ``self``, no defaults, no ``*``/``**``)."""
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return tuple(p.name for p in params if p.kind in kinds and p.default is inspect.Parameter.empty)
-
-
-class _PluginManager(pluggy.PluginManager):
-    """A PluginManager that skips a hook implementation with a wrong signature instead of the whole plugin.
-
-    pluggy refuses the plugin at ``register`` (PluginValidationError) when one
-    implementation asks for an argument its spec lacks, so every other hook of
-    that plugin went dark without a word. Here that implementation alone is
-    left out, with one warning naming the plugin, the hook and the mismatch.
-    """
-
-    def __init__(self, project_name: str, mismatches: list[HookMismatch]) -> None:
-        super().__init__(project_name)
-        self._mismatches = mismatches
-        self._registering = ""
-
-    def register(self, plugin: object, name: str | None = None) -> str | None:
-        # pluggy's canonical name for an unnamed object is its id(), which no one can read.
-        self._registering = name or ""
-        try:
-            return super().register(plugin, name)
-        finally:
-            self._registering = ""
-
-    def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
-        opts = super().parse_hookimpl_opts(plugin, name)
-        if opts is None:
-            return None
-        hook = getattr(self.hook, opts.get("specname") or name, None)
-        spec = getattr(hook, "spec", None)
-        if spec is None:
-            return opts
-        wanted = _required_args(getattr(plugin, name))
-        extra = [arg for arg in wanted if arg not in spec.argnames]
-        if extra:
-            plugin_name = self._registering.partition("@")[0] or type(plugin).__name__
-            mismatch = (
-                f"it takes ({', '.join(wanted)}) but the spec gives ({', '.join(spec.argnames)}); "
-                f"{', '.join(extra)} {'is' if len(extra) == 1 else 'are'} not in the spec"
-            )
-            self._mismatches.append(HookMismatch(plugin_name, spec.name, mismatch))
-            log.warning("plugin %r: hook %s skipped: %s; its other hooks still work", plugin_name, spec.name, mismatch)
-            return None
-        return opts
 
 
 class PluginHost:
@@ -273,10 +218,19 @@ class PluginHost:
         self.hook_failures: deque[HookFailure] = deque(maxlen=_MAX_HOOK_FAILURES)
         #: Hook implementations skipped because their signature does not match the spec.
         self.hook_mismatches: list[HookMismatch] = []
-        self.pm = _PluginManager(hookspecs.PROJECT_NAME, self.hook_mismatches)
-        # Specs first, so a wrong signature fails at register() with pluggy's
-        # PluginValidationError naming the plugin and the hook.
-        self.pm.add_hookspecs(hookspecs)
+        self._pm: HookManager | None = None
+
+    @property
+    def pm(self) -> HookManager:
+        """The pluggy manager, made (and pluggy imported) the first time anything needs it."""
+        if self._pm is None:
+            from .hook_manager import HookManager
+
+            def mismatch(plugin: str, hook: str, why: str) -> None:
+                self.hook_mismatches.append(HookMismatch(plugin, hook, why))
+
+            self._pm = HookManager(mismatch)
+        return self._pm
 
     @classmethod
     def from_config(cls, config: Config) -> PluginHost:
@@ -492,7 +446,7 @@ class PluginHost:
             return
         self._plugins_loaded = True
         for entry in self._entries(PLUGINS_GROUP):
-            if not self._allowed(entry) or self.pm.has_plugin(entry.name):
+            if not self._allowed(entry) or (self._pm is not None and self._pm.has_plugin(entry.name)):
                 continue
             obj = self._try_load(entry)
             if obj is None:
@@ -527,17 +481,21 @@ class PluginHost:
 
     def unregister(self, obj: object) -> None:
         """Stop ``obj`` from receiving hooks (no-op if it was not registered)."""
-        if self.pm.is_registered(obj):
-            self.pm.unregister(obj)
+        if self._pm is not None and self._pm.is_registered(obj):
+            self._pm.unregister(obj)
 
     def call(self, hook: str, **kwargs: Any) -> list[Any]:
         """Call ``hook`` on every implementation, each isolated from the others.
 
         Returns the non-None results in pluggy's call order. An implementation
         that raises is logged and recorded in :attr:`hook_failures`; the rest
-        still run.
+        still run. With no listener registered yet there is no manager and
+        nothing to call (tests/kernel/test_hook_calls.py checks every call site
+        against the specs, so a wrong name cannot hide behind that).
         """
-        caller = getattr(self.pm.hook, hook, None)
+        if self._pm is None:
+            return []
+        caller = getattr(self._pm.hook, hook, None)
         if caller is None or caller.spec is None:
             raise HermesError(f"unknown hook {hook!r}")
         expected = set(caller.spec.argnames)

@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 HEAVY = ("openai", "anthropic", "sqlite_utils", "stevedore", "rich", "starlette", "uvicorn", "mcp", "psycopg", "psycopg_pool")
+# Not heavy, but more than --help needs: pluggy comes with the first hook listener
+# (kernel/hook_manager.py), logging with the first record (kernel/lazy_log.py).
+HEAVY += ("pluggy", "logging")
 
 PROBE = """
 import json, sys

@@ -8,16 +8,16 @@ failures) are public here.
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 from .._version import __version__
 from ..errors import HermesError
 from ..host import PluginHost
+from ..lazy_log import when_logging_loads
 from ._lazy import LazyCommand, LazyGroup
 from ._state import AppState, JsonOption, fail, print_json, print_table, report, state, warn_unknown_keys
 
@@ -58,6 +58,8 @@ def _root(
     if profile is not None:
         app_state.profile = profile
     if verbose:
+        import logging
+
         logging.getLogger("hermes").setLevel(logging.DEBUG)
 
 
@@ -117,7 +119,7 @@ def _prescan_profile(args: Sequence[str]) -> str | None:
     return None
 
 
-def _redact_records(record: logging.LogRecord) -> bool:
+def _redact_records(record: Any) -> bool:
     """Redact secrets from a log record; the patterns compile on the first record, not at startup."""
     from ..redact import RedactingFilter
 
@@ -127,10 +129,13 @@ def _redact_records(record: logging.LogRecord) -> bool:
     return bool(_redactor.filter(record))
 
 
-_redactor: logging.Filter | None = None
+_redactor: Any = None
 
 
 def _setup_logging() -> None:
+    """The ``hermes`` logger's stderr handler; run when :mod:`logging` is first imported."""
+    import logging
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("hermes: %(levelname)s: %(message)s"))
     handler.addFilter(_redact_records)  # on the handler: it sees records of every child logger
@@ -152,7 +157,8 @@ def _ignore_more_interrupts() -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
-    _setup_logging()
+    # Most commands never import logging (kernel/lazy_log.py); the handler comes with it.
+    when_logging_loads(_setup_logging)
     app_state = AppState(profile=_prescan_profile(args))
     try:
         host = app_state.host

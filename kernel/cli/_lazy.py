@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
 from typing import Any, NamedTuple
 
 import typer
@@ -21,10 +20,11 @@ from typer.core import TyperGroup
 
 from ..errors import PluginLoadError
 from ..host import COMMANDS_GROUP, PluginHost
+from ..lazy_log import LazyLogger
 
 __all__ = ["LazyCommand", "LazyGroup"]
 
-log = logging.getLogger(__name__)
+log = LazyLogger(__name__)
 
 
 class LazyCommand(NamedTuple):
