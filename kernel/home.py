@@ -14,6 +14,7 @@ import os
 import re
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import HermesError
@@ -53,41 +54,12 @@ def validate_profile_name(name: str) -> str:
     return name
 
 
+@dataclass(frozen=True)
 class HermesHome:
-    """The folder of one profile and the well-known paths inside it.
+    """The folder of one profile and the well-known paths inside it."""
 
-    Immutable and compared by value; a plain class rather than a frozen
-    dataclass, whose decorator alone would cost ``hermes --help`` more than
-    this whole module (bench/startup.py).
-    """
-
-    __slots__ = ("root", "profile")
     root: Path
     profile: str
-
-    def __init__(self, root: Path, profile: str) -> None:
-        object.__setattr__(self, "root", root)
-        object.__setattr__(self, "profile", profile)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"HermesHome is read-only: cannot set {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"HermesHome is read-only: cannot delete {name!r}")
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.root, self.profile) == (other.root, other.profile)  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash((self.root, self.profile))
-
-    def __repr__(self) -> str:
-        return f"HermesHome(root={self.root!r}, profile={self.profile!r})"
-
-    def __reduce__(self) -> tuple[type[HermesHome], tuple[Path, str]]:
-        return (self.__class__, (self.root, self.profile))
 
     @property
     def path(self) -> Path:
