@@ -511,11 +511,29 @@ class PluginHost:
             try:
                 result = impl.function(*[kwargs[arg] for arg in impl.argnames])
             except Exception as exc:
-                failure = HookFailure(hook, impl.plugin_name, _describe(exc))
-                self.hook_failures.append(failure)
-                log.warning("hook %s: plugin %r raised %s", hook, impl.plugin_name, failure.error)
-                log.debug("hook failure in %s", impl.plugin_name, exc_info=exc)
+                self.record_hook_failure(hook, impl.plugin_name, exc)
                 continue
             if result is not None:
                 results.append(result)
         return results
+
+    def listeners(self, hook: str) -> list[Any]:
+        """The implementations of ``hook`` in call order; empty (and no pluggy) when nothing listens.
+
+        :mod:`.hook_calls` asks this first, so a hook without listeners costs one look-up.
+        """
+        if self._pm is None:
+            return []
+        caller = getattr(self._pm.hook, hook, None)
+        if caller is None or caller.spec is None:
+            raise HermesError(f"unknown hook {hook!r}")
+        return caller.get_hookimpls()[::-1]  # pluggy calls them last-to-first
+
+    def record_hook_failure(self, hook: str, plugin: str, error: BaseException | str) -> HookFailure:
+        """Log and record that ``plugin``'s ``hook`` failed (shown by ``plugin list`` and ``doctor``)."""
+        failure = HookFailure(hook, plugin, error if isinstance(error, str) else _describe(error))
+        self.hook_failures.append(failure)
+        log.warning("hook %s: plugin %r raised %s", hook, plugin, failure.error)
+        if isinstance(error, BaseException):
+            log.debug("hook failure in %s", plugin, exc_info=error)
+        return failure
