@@ -23,10 +23,10 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .deadline import DeadlineExceeded, call_with_deadline
+from .deadline import DeadlineExceeded, Progress, call_with_deadline
 from .tools import ToolError
 from .veto import Veto
 
@@ -91,8 +91,11 @@ class CallHooks:
 
     def notify(self, hook: str, **kwargs: Any) -> None:
         """Fire an observer hook; a raise is logged and recorded, the others still run."""
-        if self.host.listeners(hook):
-            self.host.call(hook, **kwargs)
+        for impl in self.host.listeners(hook):
+            try:
+                impl.function(*[kwargs[arg] for arg in impl.argnames])
+            except Exception as exc:
+                self.host.record_hook_failure(hook, _plugin_label(impl), exc)
 
     def chain(self, hook: str, key: str, **kwargs: Any) -> Any:
         """Fire a ``transform_*`` hook: each listener gets ``kwargs[key]`` as the one before left it.
@@ -122,35 +125,58 @@ class CallHooks:
 
         A listener may return a dict to replace ``kwargs[rewrite]`` for the listeners after it
         and for the call. The first veto stops the round; the plugin that gave it is named.
-        ``what`` says what was blocked, for the log.
+        ``what`` says what was blocked, for the log. All listeners run in one hand-off to a
+        deadline thread, each with its own ``timeout``.
         """
-        for impl in self.host.listeners(hook):
-            plugin = _plugin_label(impl)
-            args = [kwargs[arg] for arg in impl.argnames]
+        impls = self.host.listeners(hook)
+        start = 0
+        while start < len(impls):
+            pending = impls[start:]
+            progress = Progress(kwargs)
             try:
                 if self.timeout > 0:
-                    result = call_with_deadline(impl.function, args, self.timeout)
+                    veto, plugin, kwargs = call_with_deadline(
+                        self._round, (hook, pending, kwargs, rewrite, progress), self.timeout, progress=progress)
                 else:
-                    result = impl.function(*args)
+                    veto, plugin, kwargs = self._round(hook, pending, kwargs, rewrite, progress)
             except DeadlineExceeded:
+                index, kwargs = progress.abandon()
+                impl, start = pending[index], start + index + 1
+                plugin = _plugin_label(impl)
                 why = f"did not answer within {self.timeout:g} s (plugins.hook_timeout)"
                 if self.is_advisory(impl):
                     self.host.record_hook_failure(hook, plugin, f"TimeoutError: {why}; advisory, so the call went on")
                     continue
-                result = Veto(f"its {hook} hook {why}")
+                self.host.record_hook_failure(hook, plugin, f"TimeoutError: {why}")
+                veto = Veto(f"its {hook} hook {why}")
+            if veto is not None:
+                self._record_veto(hook, plugin, what, veto)
+            return veto, plugin, kwargs
+        return None, "", kwargs
+
+    def _round(self, hook: str, impls: Sequence[Any], kwargs: dict[str, Any], rewrite: str | None,
+               progress: Progress) -> tuple[Veto | None, str, dict[str, Any]]:  # fmt: skip
+        """Run veto listeners in order until one vetoes; stops as soon as the caller has given up."""
+        for index, impl in enumerate(impls):
+            if not progress.mark(index, kwargs):
+                return None, "", kwargs  # abandoned: the caller decides without us
+            plugin = _plugin_label(impl)
+            try:
+                result = impl.function(*[kwargs[arg] for arg in impl.argnames])
             except Exception as exc:
-                if self.is_advisory(impl):
-                    self.host.record_hook_failure(hook, plugin, exc)
-                    continue
+                if progress.cancelled:
+                    return None, "", kwargs
                 failure = self.host.record_hook_failure(hook, plugin, exc)
+                if self.is_advisory(impl):
+                    continue
                 result = Veto(f"its {hook} hook failed ({failure.error}), so the call is blocked")
             if isinstance(result, Veto):
-                self._record_veto(hook, plugin, what, result)
                 return result, plugin, kwargs
             if isinstance(result, dict) and rewrite is not None:
-                kwargs[rewrite] = result
+                kwargs = {**kwargs, rewrite: result}
             elif result is not None:
                 log.warning("%s: plugin %r returned %s; expected None, a dict or Veto; ignored", hook, plugin, type(result).__name__)
+        progress.mark(len(impls), kwargs)
         return None, "", kwargs
 
     def _record_veto(self, hook: str, plugin: str, what: str, veto: Veto) -> None:
