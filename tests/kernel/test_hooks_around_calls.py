@@ -555,3 +555,22 @@ def test_a_sub_agent_never_fires_the_parents_hooks_on_its_own_calls(server, rig)
                    for h, d in listener.calls), listener.calls  # fmt: skip
     assert ("on_session_start", "subagent") not in listener.calls
     assert [h for h, d in listener.calls if h == "before_tool_call"] == ["before_tool_call"]  # the parent's delegate_task
+
+
+def test_a_raise_in_an_observer_or_transform_is_recorded_and_the_others_still_run(server, rig) -> None:
+    seen = []
+
+    def broken(self, result):
+        raise ValueError("bad transform")
+
+    def fails(self, tool_name):
+        raise OSError("disk full")
+
+    server.tool_calls(ToolCall("echo", {"text": "x"}, id="c1")).reply("ok")
+    r = rig(named("good", transform_tool_result=lambda self, result: result + "!",
+                  after_tool_call=lambda self, result: seen.append(result)),
+            named("bad", transform_tool_result=broken, after_tool_call=fails))  # fmt: skip
+    assert r.turn()["final_response"] == "ok"
+    assert r.ran == ["x"] and r.tool_results() == ["echo: x!"] and seen == ["echo: x!"]
+    assert sorted((f.hook, f.plugin, f.error) for f in r.host.hook_failures) == [
+        ("after_tool_call", "bad", "OSError: disk full"), ("transform_tool_result", "bad", "ValueError: bad transform")]
