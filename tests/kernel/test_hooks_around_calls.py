@@ -21,6 +21,7 @@ import pytest
 from hermes.kernel import PluginHost, Tool, ToolError, Veto, hookimpl
 from hermes.kernel.agent import Agent, ModelRoute
 from hermes.kernel.agent.delegation import Delegator
+from hermes.kernel.approval_records import ApprovalTimedOut
 from hermes.kernel.config import load_config
 from hermes.kernel.credentials import AuthStore
 from hermes.kernel.home import HermesHome
@@ -72,7 +73,7 @@ class Rig:
 
         def approver(subject: str, reason: str) -> bool:
             self.asked.append(subject)
-            return approve
+            return approve(subject, reason) if callable(approve) else approve
 
         self.tools = ToolRegistry([
             Tool("echo", "Echo text back.", OBJ, echo, "test", read_only=True),
@@ -302,8 +303,20 @@ def test_hook_after_approval_response(server, rig) -> None:
     yes.turn()
     no = rig(named("audit", after_approval_response=after_approval_response), approve=False)
     no.turn()
-    assert decisions == [("deploy", "make deploy", "once"), ("deploy", "make deploy", "deny")]
-    assert yes.ran == ["deploy"] and no.ran == []
+
+    def nobody_answers(subject: str, reason: str) -> bool:
+        raise ApprovalTimedOut("nobody answered within 60 s")
+
+    server.tool_calls(ToolCall("deploy", {}, id="d3")).reply("ok")
+    late = rig(named("audit", after_approval_response=after_approval_response), approve=nobody_answers)
+    late.turn()
+    vetoed = rig(named("audit", after_approval_response=after_approval_response),
+                 named("freeze", before_approval_request=lambda self: Veto("frozen")), approve=True)
+    server.tool_calls(ToolCall("deploy", {}, id="d4")).reply("ok")
+    vetoed.turn()
+    assert [d[2] for d in decisions] == ["once", "deny", "timeout", "deny"]
+    assert decisions[0][:2] == ("deploy", "make deploy")
+    assert yes.ran == ["deploy"] and no.ran == late.ran == vetoed.ran == [] and vetoed.asked == []
 
 
 # --- a model call -------------------------------------------------------------------------
