@@ -23,6 +23,7 @@ BENCHMARKS = {
     "oneshot": "bench.oneshot",
     "mcp": "bench.mcp",
     "hermes_home": "bench.hermes_home",
+    "hooks": "bench.hooks",
 }
 
 

@@ -48,15 +48,26 @@ class HookManager(pluggy.PluginManager):
         super().__init__(hookspecs.PROJECT_NAME)
         self._on_mismatch = on_mismatch
         self._registering = ""
+        #: Bumped by every register and unregister, so a cached list of listeners knows it is stale.
+        self.generation = 0
         self.add_hookspecs(hookspecs)
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         # pluggy's canonical name for an unnamed object is its id(), which no one can read.
         self._registering = name or ""
+        self.generation += 1
         try:
             return super().register(plugin, name)
         finally:
             self._registering = ""
+            self.generation += 1
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        self.generation += 1
+        try:
+            return super().unregister(plugin, name)
+        finally:
+            self.generation += 1
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> Any:
         opts = super().parse_hookimpl_opts(plugin, name)

@@ -304,11 +304,12 @@ def transform_tool_result(session_id: str, tool_name: str, arguments: dict[str, 
 
 @hookspec
 def transform_terminal_output(session_id: str, command: str, output: str, exit_code: int | None) -> str | None:
-    """Fires when the ``terminal`` tool's command finished, before its output is trimmed and returned.
+    """Fires when the ``terminal`` tool's command finished, before its output is returned to the model.
 
     :param session_id: the session the call belongs to.
     :param command: the command that ran.
-    :param output: its output (stdout and stderr) as the previous implementation left it.
+    :param output: its output (stdout and stderr, 40 % head and 60 % tail when long) as the previous
+        implementation left it.
     :param exit_code: its exit status, or None when it timed out or was stopped.
 
     Return the new text, or None to keep it. Results chain in call order.

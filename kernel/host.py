@@ -219,6 +219,7 @@ class PluginHost:
         #: Hook implementations skipped because their signature does not match the spec.
         self.hook_mismatches: list[HookMismatch] = []
         self._pm: HookManager | None = None
+        self._listeners: dict[str, tuple[int, tuple[Any, ...]]] = {}  # hook -> (pm.generation, listeners)
 
     @property
     def pm(self) -> HookManager:
@@ -511,11 +512,37 @@ class PluginHost:
             try:
                 result = impl.function(*[kwargs[arg] for arg in impl.argnames])
             except Exception as exc:
-                failure = HookFailure(hook, impl.plugin_name, _describe(exc))
-                self.hook_failures.append(failure)
-                log.warning("hook %s: plugin %r raised %s", hook, impl.plugin_name, failure.error)
-                log.debug("hook failure in %s", impl.plugin_name, exc_info=exc)
+                self.record_hook_failure(hook, impl.plugin_name, exc)
                 continue
             if result is not None:
                 results.append(result)
         return results
+
+    def listeners(self, hook: str) -> tuple[Any, ...]:
+        """The implementations of ``hook`` in call order; empty (and no pluggy) when nothing listens.
+
+        :mod:`.hook_calls` asks this first, so a hook without listeners costs one dict look-up:
+        the lists are cached until the next register or unregister.
+        """
+        pm = self._pm
+        if pm is None:
+            return ()
+        cached = self._listeners.get(hook)
+        if cached is not None and cached[0] == pm.generation:
+            return cached[1]
+        caller = getattr(pm.hook, hook, None)
+        if caller is None or caller.spec is None:
+            raise HermesError(f"unknown hook {hook!r}")
+        # pluggy calls them last-to-first; wrappers are not supported (see call)
+        found = tuple(impl for impl in reversed(caller.get_hookimpls()) if not (impl.hookwrapper or impl.wrapper))
+        self._listeners[hook] = (pm.generation, found)
+        return found
+
+    def record_hook_failure(self, hook: str, plugin: str, error: BaseException | str) -> HookFailure:
+        """Log and record that ``plugin``'s ``hook`` failed (shown by ``plugin list`` and ``doctor``)."""
+        failure = HookFailure(hook, plugin, error if isinstance(error, str) else _describe(error))
+        self.hook_failures.append(failure)
+        log.warning("hook %s: plugin %r raised %s", hook, plugin, failure.error)
+        if isinstance(error, BaseException):
+            log.debug("hook failure in %s", plugin, exc_info=error)
+        return failure

@@ -321,7 +321,7 @@ def check_path(ctx: ToolContext, path: Path, raw: str, *, write: bool) -> None:
             "workspace, or tell the user to add the folder with `hermes config set tools.allowed_paths "
             "'[FOLDER]'` (or to rerun with --yolo)."
         )
-    if not ctx.approve(f"{verb} {resolved}", reason):
+    if not ctx.ask_approval(f"{verb} {resolved}", reason):
         raise ToolError(
             f"the user declined to let you {verb} {raw} (outside the workspace). Do not retry it; "
             "work inside the workspace or ask the user how to proceed."

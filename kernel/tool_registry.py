@@ -208,7 +208,8 @@ class ToolRegistry:
         """Run one call; every failure becomes an error result, never an exception."""
         started = time.perf_counter()
         with collecting_decisions() as decisions:  # the approvals this call asked for are stored with its result
-            result = self._dispatch(call, ctx)
+            # The agent's tool-call hooks wrap the call (kernel/hook_calls.py); none outside an agent.
+            result = self._dispatch(call, ctx) if ctx.hooks is None else ctx.hooks.run_tool(call, ctx, self._dispatch)
         result.content = with_decisions(result.content, decisions)
         result.duration = time.perf_counter() - started
         return result

@@ -67,10 +67,23 @@ class ToolContext:
     ask_user: Callable[[str, list[str] | None], str] | None = None
     approve: Callable[[str, str], bool] | None = None
     is_interrupted: Callable[[], bool] = _never
+    #: The agent's :class:`~hermes.kernel.hook_calls.CallHooks` (None outside an agent).
+    hooks: Any = None
 
     @property
     def interactive(self) -> bool:
         return self.ask_user is not None
+
+    def ask_approval(self, subject: str, reason: str) -> bool:
+        """Ask :attr:`approve` (which must be set) about ``subject``, with the approval hooks around it.
+
+        A tool calls this rather than ``approve`` itself, so a plugin can deny without asking
+        (a ToolError naming it) and hears every decision.
+        """
+        assert self.approve is not None, "nobody to ask: check ctx.approve first"
+        if self.hooks is None:
+            return bool(self.approve(subject, reason))
+        return bool(self.hooks.approve(self, subject, reason))
 
 
 ToolHandler = Callable[[dict[str, Any], ToolContext], Any]

@@ -132,3 +132,19 @@ def test_store_benchmark_loads_a_session_back() -> None:
 
     result = store.load_session(40, 1)
     assert result["messages"] == 40 and result["store_ms"] > 0 and result["raw_ms"] > 0
+
+
+def test_hooks_benchmark_reports_the_added_cost_per_step_for_0_1_and_10_plugins() -> None:
+    from bench import hooks
+
+    result = hooks.run(runs=1, steps=20)
+    rows = {(r["plugins"], r["hook_timeout"]): r for r in result["rows"]}
+    assert set(rows) == {(0, 5.0), (1, 5.0), (10, 5.0), (1, 0.0), (10, 0.0)}
+    for row in rows.values():
+        assert row["kernel_us_per_step"] > 0 and row["hand_us_per_step"] > 0
+        assert abs(row["added_us_per_step"] - (row["kernel_us_per_step"] - row["hand_us_per_step"])) < 0.02
+    assert result["empty_added_us"] == rows[(0, 5.0)]["added_us_per_step"]
+    # Every listener of the kernel's path heard every step (the hand loop's too).
+    fixture = hooks._Fixture(10, 5.0)
+    hooks._kernel_steps(fixture, 3)
+    assert [one.seen for one in fixture.listeners] == [9] * 10

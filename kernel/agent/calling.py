@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -200,8 +201,13 @@ def call_model(agent: Agent, state: TurnState, *, with_tools: bool, extra: list[
             extra_body={k: v for k, v in agent.request_options.items()
                         if with_tools or k not in ("tool_choice", "parallel_tool_calls")},
         )  # fmt: skip
+        hooks = agent.hooks  # before_model_call's context rides on this request only; the api hooks on each attempt
+        request.messages = hooks.model_context(agent.session_id, route.model, request.messages,
+                                               (t.get("function", {}).get("name", "") for t in request.tools))
+        request.observer = hooks.api_observer(agent.session_id, route.client.name)
         if route.lease is not None and hasattr(route.lease, "renew_if_due"):
             route.lease.renew_if_due()  # a long session keeps its key
+        started = time.perf_counter()
         try:
             outcome = _invoke(agent, route, request)
         except ProviderError as error:
@@ -229,6 +235,7 @@ def call_model(agent: Agent, state: TurnState, *, with_tools: bool, extra: list[
                 continue
             raise TurnFailed(error) from None
         state.api_calls += 1
+        hooks.model_answered(agent.session_id, route.model, outcome.response, time.perf_counter() - started)
         _account(agent, outcome.response)
         _log_request(agent, route, "incomplete" if outcome.partial else "ok", outcome.response)
         return outcome

@@ -20,6 +20,7 @@ from ..host import PluginHost
 from ..tool_registry import ToolRegistry
 from .calling import ModelRoute
 from .events import AgentEvent, emit
+from .sessions import ensure_session
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -147,6 +148,10 @@ class Delegator:
             results.append(result)
             emit(self.parent.on_event, "status", f"[{index + 1}/{total}] {result['status']} in {result['duration']:.1f}s: {_short(task.goal)}")
             self.parent.host.call(
+                "on_subagent_stop", parent_session_id=self.parent.session_id or "", session_id=result["session_id"] or "",
+                task=task.goal, status=result["status"], summary=result["summary"],
+            )  # fmt: skip
+            self.parent.host.call(
                 "on_delegation", parent_session_id=self.parent.session_id or "", task=task.goal, result=result
             )
         pool.shutdown(wait=False, cancel_futures=True)
@@ -180,6 +185,10 @@ class Delegator:
         self.parent.children.add(child)
         outcome: dict[str, Any] = {}
         try:
+            # The parent's listeners hear of the child only here and at its stop (run): the child's
+            # own host carries none of the parent's plugins, so its calls fire none of their hooks.
+            self.parent.host.call("on_subagent_start", parent_session_id=self.parent.session_id or "",
+                                  session_id=ensure_session(child), task=task.goal)  # fmt: skip
             outcome = child.run_conversation(task.prompt())
         finally:
             self.parent.children.discard(child)

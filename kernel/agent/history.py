@@ -30,7 +30,7 @@ NO_RESULT_MARKER = "no_result"
 CLIENT_TOOLS = "client_tools"
 
 # The fences only the kernel opens: recalled memory, and the notes carried over a compaction.
-_FENCE_TAG = re.compile(r"</?\s*(?:memory-context|carry-over)\s*>", re.I)
+_FENCE_TAG = re.compile(r"</?\s*(?:memory-context|carry-over|plugin-context)\s*>", re.I)
 
 
 def fence_memory_context(texts: Iterable[str]) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..budget import IterationBudget
+from ..hook_calls import CallHooks
 from ..host import PluginHost
 from ..providers.base import ModelResponse
 from ..redact import redact_tool_results
@@ -127,10 +128,11 @@ class Agent:
         self.request_options: dict[str, Any] = {}  # passed through to every request (tool_choice, response_format)
         self._ended: str | None = None  # the session whose end was already recorded
         self._interrupt = threading.Event()
+        self.hooks = CallHooks.from_config(host, config)  # tool, model and approval hooks (hook_calls.py)
         self.tool_context = ToolContext(  # its session_id is set with the agent's (sessions.py)
             home=home, config=config, cwd=self.cwd,
             services={"store": store, **(services or {})}, ask_user=ask_user, approve=approve,
-            is_interrupted=self._interrupt.is_set,
+            is_interrupted=self._interrupt.is_set, hooks=self.hooks,
         )  # fmt: skip
         self.tenant = tenant
         if engine is not None:
@@ -178,6 +180,8 @@ class Agent:
         self._forget_session()
         new = ensure_session(self)
         self.host.call("on_session_switch", old_session_id=old, new_session_id=new, reason=reason)
+        if reason in ("new", "reset"):
+            self.host.call("on_session_reset", old_session_id=old, new_session_id=new)
         return new
 
     def end_session(self, reason: str = "user_exit") -> None:
@@ -189,6 +193,7 @@ class Agent:
             self.transcript.flush(self.session_id)
             self.store.end_session(self.session_id, reason)
         self.host.call("on_session_end", session_id=self.session_id, messages=list(self.messages), reason=reason)
+        self.host.call("on_session_finalize", session_id=self.session_id, reason=reason)  # the store holds it all
 
     def discard_lost_session(self) -> None:
         """The session was deleted from the store under this agent: end it (``deleted``) and start afresh."""

@@ -75,6 +75,9 @@ def ensure_session(agent: Agent) -> str:
     agent.session_id = session_id
     agent.tool_context.session_id = session_id
     start_engine(agent, session_id, resumed=False)
+    if existing is None:  # a new session, not a stored one picked up again
+        agent.host.call("on_session_start", session_id=session_id, source=agent.source,
+                        parent_session_id=agent.parent_session_id)  # fmt: skip
     return session_id
 
 

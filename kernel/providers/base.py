@@ -35,6 +35,9 @@ class ModelRequest:
     temperature: float | None = None
     stream: bool = False
     extra_body: dict[str, Any] = field(default_factory=dict)
+    #: Told of each provider request the client makes for this call (the api hooks,
+    #: :class:`~hermes.kernel.hook_calls.ApiObserver`); None when nobody listens.
+    observer: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -133,10 +133,15 @@ class ModelClient:
     ) -> Iterator[StreamItem]:
         credential = self._first_credential(lease)
         attempt = 0  # attempts on the current key only
+        observer, tries = request.observer, 0  # the api hooks count every request of the call
         while True:
             attempt += 1
+            tries += 1
             emitted = False
             label = _label(credential)
+            if observer is not None:
+                observer.before(request.model, tries)
+                started = time.perf_counter()
             try:
                 for item in call(self.provider(credential)):
                     if isinstance(item, StreamDelta):
@@ -147,14 +152,18 @@ class ModelClient:
                         # Before the yield: the caller may stop iterating once it has the response.
                         if credential is not None and self.pool is not None:
                             self.pool.record_success(credential)
+                        if observer is not None:
+                            observer.after(request.model, tries, item.usage.as_dict(), time.perf_counter() - started)
                     yield item
             except ProviderError as error:
                 log.debug("%s %s attempt %d with key %s: %s (retryable=%s rotate=%s)", self.name,
                           request.model, attempt, label, error.reason, error.retryable,
                           error.should_rotate_credential)
+                step = None if emitted else self._recover(error, credential, attempt)
+                if observer is not None:
+                    observer.error(request.model, tries, error.reason, str(error), isinstance(step, tuple))
                 if emitted:
                     raise  # text already reached the user; a retry would repeat it
-                step = self._recover(error, credential, attempt)
                 if step is None:
                     raise
                 if isinstance(step, ProviderError):

@@ -21,7 +21,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -202,12 +202,17 @@ def terminal(args: dict[str, Any], ctx: ToolContext) -> str:
                 "an interactive chat. Do not run it another way (an encoded, substituted or piped form needs "
                 "approval too); write it out plainly inside the workspace, or tell the user the exact command."
             )
-        if not ctx.approve(command, reason):
+        if not ctx.ask_approval(command, reason):
             raise ToolError(
                 f"the user declined this command ({reason}). Do not retry it; choose another approach "
                 "or ask the user how to proceed."
             )
-    return _render(run_command(command, cwd, timeout, is_interrupted=ctx.is_interrupted), timeout)
+    result = run_command(command, cwd, timeout, is_interrupted=ctx.is_interrupted)
+    if ctx.hooks is not None:  # transform_terminal_output: plugins may rewrite what the model reads
+        stopped = result.timed_out or result.interrupted
+        output = ctx.hooks.terminal_output(ctx.session_id, command, result.output, None if stopped else result.exit_code)
+        result = replace(result, output=output)
+    return _render(result, timeout)
 
 
 TERMINAL = Tool(
