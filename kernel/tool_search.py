@@ -84,7 +84,8 @@ def rank_tools(query: str, tools: Sequence[Tool], limit: int = 5) -> list[Tool]:
     ``select:a,b`` names tools exactly. Otherwise a tool scores for each query
     word found in its name (most), as a prefix of a name word, or in its
     description and parameter names, each weighted by how rare the word is
-    among the tools; a query that spells a tool's whole name puts it first. A
+    among the tools, and scaled by the share of query words it matches; a
+    query that spells a tool's whole name puts it first. A
     tool that matches no word, or scores half the best or less, is not returned.
     """
     if limit <= 0 or not tools:
@@ -106,9 +107,11 @@ def rank_tools(query: str, tools: Sequence[Tool], limit: int = 5) -> list[Tool]:
         found = sum(1 for e in entries if _term_score(term, e) > 0)
         weights[term] = math.log(1 + total / (1 + found))
     for index, entry in enumerate(entries):
-        score = sum(_term_score(term, entry) * weights[term] for term in terms)
-        if score <= 0:
+        parts = [_term_score(term, entry) * weights[term] for term in terms]
+        matched = sum(1 for part in parts if part > 0)
+        if not matched:
             continue
+        score = sum(parts) * matched / len(terms)  # a tool that matches more of the query ranks higher
         if query == entry.name or entry.full == phrase or entry.full.endswith(" " + phrase):
             score += 1000.0  # the whole name asked for
         scores.append((score, index))

@@ -66,6 +66,12 @@ def test_ranking_prefers_name_matches_rare_words_and_the_whole_name() -> None:
     assert rank_tools("   ", tools) == [] and rank_tools("channel", tools, limit=0) == []
 
 
+def test_matching_more_of_the_query_beats_one_rare_word() -> None:
+    tools = [tool("list_branch_17", "List one branch in project 17."), tool("close_invoice_47", "Close one invoice."),
+             *(tool(f"close_x_{i}", "Close one.") for i in range(5)), *(tool(f"get_invoice_{i}") for i in range(5))]
+    assert rank_tools("close invoice 17", tools)[0].name == "close_invoice_47"
+
+
 def test_a_parameter_name_is_searchable() -> None:
     tools = [tool("a_tool", "Does a."), Tool("b_tool", "Does b.", {"properties": {"repository": {}}}, lambda a, c: "", "x")]
     assert [t.name for t in rank_tools("repository", tools)] == ["b_tool"]
