@@ -90,7 +90,7 @@ class ModelClient:
     @property
     def max_tools(self) -> int | None:
         """Most tools one request may carry, as the provider declares (None: no limit)."""
-        return self.provider_class.max_tools
+        return getattr(self.provider_class, "max_tools", None)
 
     def provider(self, credential: Credential | None) -> ModelProvider:
         """The provider instance bound to ``credential`` (one SDK client per key, reused)."""
