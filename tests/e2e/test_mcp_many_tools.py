@@ -76,3 +76,25 @@ def test_deferral_off_still_never_sends_more_than_openai_accepts(
     assert len(offered(server, 0)) == 128
     warnings = [line for line in result.stderr.splitlines() if "accepts at most 128" in line]
     assert len(warnings) == 1, result.stderr
+
+
+def test_deferral_works_through_the_anthropic_provider(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    server = fake_model_server
+    write_config(hermes_home, {"many": {"command": sys.executable, "args": [str(SERVER), "1000"]}})
+    server.tool_calls(("tool_search", {"query": "select:mcp_many_forecast_weather"}))
+    server.tool_calls(("mcp_many_forecast_weather", {"city": "Bergen"}))
+    server.reply("Rain in Bergen.")
+    result = hermes_chat("-q", "weather in Bergen?", env=chat_env(server, "anthropic"), cwd=tmp_path, timeout=240)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Rain in Bergen.\n"
+    first, second = ([t["name"] for t in server.requests[i].body["tools"]] for i in (0, 1))
+    assert "tool_search" in first and len(first) < 30  # the built-ins and the search tool, no MCP schema
+    assert second[: len(first)] == first and second[len(first):] == ["mcp_many_forecast_weather"]
+    loaded = next(t for t in server.requests[1].body["tools"] if t["name"] == "mcp_many_forecast_weather")
+    assert loaded["input_schema"]["required"] == ["city"]
+    results = [b for m in server.requests[-1].body["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
+               if b.get("type") == "tool_result"]  # fmt: skip
+    texts = [b["content"] if isinstance(b["content"], str) else b["content"][0]["text"] for b in results]
+    assert texts[-1] == 'forecast_weather ran with {"city": "Bergen"}'
