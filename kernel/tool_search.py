@@ -183,6 +183,7 @@ class ToolSearch:
     _restored: bool = False
     _warned: set[str] = field(default_factory=set)
     _tool: Tool | None = None
+    _full: tuple[tuple[int, ...], list[Tool], int] | None = None
 
     # --- the request ------------------------------------------------------------
 
@@ -201,10 +202,9 @@ class ToolSearch:
 
         ``record`` counts the request in :attr:`stats` (a real request, not an estimate).
         """
-        schemas = [t.schema() for t in tools]
         deferrable = [t for t in tools if t.deferrable]
         over = len(tools) > settings.min_tools or (max_tools is not None and len(tools) > max_tools)
-        full = schema_tokens(schemas) if deferrable else 0
+        full = self._full_tokens(tools) if deferrable or record else 0
         if not over and context_length and deferrable:
             over = full > settings.context_share * context_length
         wanted = bool(deferrable) and settings.mode != "never" and (settings.mode == "always" or over)
@@ -214,8 +214,9 @@ class ToolSearch:
         self.active = wanted and not clash
         self._max_results = settings.max_results
         if not self.active:
-            offered = self._cut(schemas, max_tools, provider, record)
-            plan = _Plan(offered, tokens_saved=max(0, schema_tokens(schemas) - schema_tokens(offered)) if record else 0)
+            offered = self._cut([t.schema() for t in tools], max_tools, provider, record)
+            cut = len(offered) < len(tools)
+            plan = _Plan(offered, tokens_saved=max(0, full - schema_tokens(offered)) if record and cut else 0)
         else:
             self._deferred = {t.name: t for t in deferrable}
             if not self._restored:
@@ -235,6 +236,13 @@ class ToolSearch:
             self.stats.tokens_saved += plan.tokens_saved
             self.last = plan
         return plan.offered
+
+    def _full_tokens(self, tools: Sequence[Tool]) -> int:
+        """Tokens of every schema; kept while the tools are the same objects (a source's cached list)."""
+        key = tuple(map(id, tools))
+        if self._full is None or self._full[0] != key:
+            self._full = (key, list(tools), schema_tokens([t.schema() for t in tools]))  # the list pins the ids
+        return self._full[2]
 
     def _cut(self, schemas: list[dict[str, Any]], limit: int | None, provider: str, record: bool) -> list[dict[str, Any]]:
         if limit is None or len(schemas) <= limit:
