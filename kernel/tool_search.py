@@ -180,7 +180,6 @@ class ToolSearch:
     _searched: set[str] = field(default_factory=set)  # loaded through a search
     _room: int | None = None  # how many more tools the provider's limit leaves
     _max_results: int = 5
-    _restored: bool = False
     _warned: set[str] = field(default_factory=set)
     _tool: Tool | None = None
     _full: tuple[tuple[int, ...], list[Tool], int] | None = None
@@ -219,9 +218,7 @@ class ToolSearch:
             plan = _Plan(offered, tokens_saved=max(0, full - schema_tokens(offered)) if record and cut else 0)
         else:
             self._deferred = {t.name: t for t in deferrable}
-            if not self._restored:
-                self._restored = True
-                self._restore(history)
+            self._restore(history)  # a resumed or switched-to session: the deferred tools it called
             kept = self._cut([t.schema() for t in tools if not t.deferrable], None if max_tools is None else max_tools - 1,
                              provider, record)  # fmt: skip
             loaded = [self._deferred[n].schema() for n in self.loaded if n in self._deferred]

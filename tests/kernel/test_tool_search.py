@@ -216,7 +216,7 @@ def test_a_resumed_history_reloads_the_tools_it_called() -> None:
 
 
 def test_a_source_may_keep_its_tools_undeferred() -> None:
-    source = Source(catalogue(60) and [tool(f"t{i}") for i in range(60)])
+    source = Source([tool(f"t{i}") for i in range(60)])  # deferrable=None: the source decides
     source.defer_tools = False
     registry = ToolRegistry()
     registry.add_source(source)
