@@ -12,14 +12,15 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .arguments import ArgumentsError, decode_arguments
 from .approval_records import collecting_decisions, with_decisions
+from .tool_search import TOOL_SEARCH, DeferralSettings, ToolSearch
 from .tools import Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
 
 if TYPE_CHECKING:
@@ -78,13 +79,17 @@ class ToolRegistry:
     found at run time; a source is first asked for its tools when the schemas
     or a tool are needed (so an MCP server starts on the first model call, not
     when the agent is built), and asked again each time, so its list may change.
-    A fixed tool wins over a source's tool of the same name.
+    A fixed tool wins over a source's tool of the same name. Past a threshold
+    the schemas of deferrable tools wait behind ``tool_search`` (:meth:`offer`,
+    :mod:`.tool_search`); :attr:`search` holds what was loaded and the counts.
     """
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = []
         self._started: set[int] = set()  # ids of sources asked for their tools at least once
+        self._marked: dict[int, tuple[list[Tool], list[Tool]]] = {}  # a source's list, and it marked deferrable
+        self.search = ToolSearch()
         for tool in tools:
             self.add(tool)
 
@@ -170,7 +175,7 @@ class ToolRegistry:
                 continue
             self._started.add(id(source))
             try:
-                found = source.tools()
+                found = self._deferrable(source, source.tools())
             except Exception as exc:  # a broken source loses its tools, not the turn
                 log.warning("tool source %r failed: %s", source.toolset, exc)
                 continue
@@ -178,11 +183,22 @@ class ToolRegistry:
                 tools.setdefault(tool.name, tool)
         return tools
 
+    def _deferrable(self, source: ToolSource, found: list[Tool]) -> list[Tool]:
+        """``found`` with ``deferrable`` settled by the source (a source that caches its list is marked once)."""
+        cached = self._marked.get(id(source))
+        if cached is not None and cached[0] is found:
+            return cached[1]
+        marked = [t if t.deferrable is not None else replace(t, deferrable=source.defer_tools) for t in found]
+        self._marked[id(source)] = (found, marked)
+        return marked
+
     def remove(self, name: str) -> None:
         self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool | None:
         tool = self._tools.get(name)
+        if tool is None and name == TOOL_SEARCH and self.search.active:
+            return self.search.tool
         return tool if tool is not None or not self._sources else self._all().get(name)
 
     def __contains__(self, name: object) -> bool:
@@ -200,7 +216,24 @@ class ToolRegistry:
         return list(self._all(start=False))
 
     def schemas(self) -> list[dict[str, Any]]:
+        """Every tool's schema (what a request would carry without deferral; see :meth:`offer`)."""
         return [tool.schema() for tool in self._all().values()]
+
+    def offer(
+        self,
+        config: Any = None,
+        *,
+        context_length: int | None = None,
+        max_tools: int | None = None,
+        history: Iterable[Mapping[str, Any]] = (),
+        record: bool = False,
+        provider: str = "the provider",
+    ) -> list[dict[str, Any]]:
+        """The schemas one request carries: deferred past ``tools.defer.*``, never more than ``max_tools``."""
+        return self.search.plan(
+            list(self._all().values()), DeferralSettings.from_config(config), context_length=context_length,
+            max_tools=max_tools, history=history, record=record, provider=provider,
+        )  # fmt: skip
 
     # --- dispatch -------------------------------------------------------------
 
@@ -219,10 +252,15 @@ class ToolRegistry:
             return ToolResult(call.id, call.name, f"error: {message}", is_error=True)
 
         tool = self.get(call.name)
+        if tool is not None:
+            self.search.note_call(call.name)
         if tool is None:
-            return error(
-                f"unknown tool {call.name!r}; available tools: {', '.join(self._all()) or 'none'}"
-            )
+            names = list(self._all())
+            if self.search.active or len(names) > 50:
+                listing = f"{len(names)} tools exist; find the one you need with {TOOL_SEARCH}" if self.search.active \
+                    else f"{len(names)} tools exist, among them: {', '.join(names[:50])}"
+                return error(f"unknown tool {call.name!r}; {listing}")
+            return error(f"unknown tool {call.name!r}; available tools: {', '.join(names) or 'none'}")
         try:
             args = decode_arguments(call.arguments)
         except ArgumentsError as exc:

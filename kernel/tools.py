@@ -99,6 +99,9 @@ class Tool:
     run in a parallel batch and are left out of one-shot sessions.
     ``spill_large_results=False`` keeps a big result inline instead of saving
     it to ``results/`` (read_file: saving it would invite a read-back loop).
+    ``deferrable`` tools may wait behind ``tool_search`` when many tools are on
+    offer (:mod:`.tool_search`); None: as the tool's source says (a
+    :class:`ToolSource`'s tools are deferrable, fixed tools are not).
     """
 
     name: str
@@ -112,6 +115,7 @@ class Tool:
     path_params: tuple[str, ...] = ()
     interactive: bool = False
     spill_large_results: bool = True
+    deferrable: bool | None = None
 
     def is_available(self) -> bool:
         """True when the tool's dependencies and configuration are present."""
@@ -141,6 +145,8 @@ class ToolSource(ABC):
 
     #: the toolset this source provides (the entry point's name)
     toolset: str = ""
+    #: its tools whose ``deferrable`` is None may be deferred (:mod:`.tool_search`)
+    defer_tools: bool = True
 
     def configure(self, config: Any, home: Any) -> None:
         """Receive the agent's config and home before the first :meth:`tools` call."""

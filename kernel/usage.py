@@ -85,6 +85,7 @@ def record_request(
     outcome: str,
     usage: CanonicalUsage | None = None,
     cost: CostResult | None = None,
+    tools: dict[str, int] | None = None,
 ) -> None:
     """Append one request to the JSON-lines log at ``path`` (``HERMES_HOME/logs/requests.jsonl``).
 
@@ -103,6 +104,8 @@ def record_request(
         "cost_usd": cost.amount_usd if cost is not None else None,
         "cost_status": cost.status if cost is not None else ("unknown" if usage is not None else None),
     }
+    if tools is not None:  # deferred tool loading: what was offered, left out, searched (kernel/tool_search.py)
+        entry["tools"] = tools
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # One write of one line in append mode: concurrent processes never interleave lines.

@@ -155,6 +155,7 @@ class AnthropicProvider(ModelProvider):
     env_key = "ANTHROPIC_API_KEY"
     env_base_url = "ANTHROPIC_BASE_URL"
     default_model = "claude-sonnet-4-5"
+    max_tools = 10_000  # the most tools Anthropic's tool-search documentation allows in one request
     name = "anthropic"
 
     def __init__(self, **kwargs: Any) -> None:

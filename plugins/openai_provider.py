@@ -56,6 +56,7 @@ class OpenAIProvider(ModelProvider):
     env_key = "OPENAI_API_KEY"
     env_base_url = "OPENAI_BASE_URL"
     default_model = "gpt-5-mini"
+    max_tools = 128  # the Chat Completions API refuses a longer `tools` array
     name = "openai"
 
     def __init__(self, **kwargs: Any) -> None:

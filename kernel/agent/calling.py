@@ -24,7 +24,7 @@ from ..usage import CanonicalUsage, record_request
 from .compaction import MAX_COMPRESSIONS
 from .events import emit
 from .repairs import repair, stepped_window
-from .turn_state import TurnFailed, TurnState, offered_schemas
+from .turn_state import TurnFailed, TurnState, request_tools
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -194,7 +194,7 @@ def call_model(agent: Agent, state: TurnState, *, with_tools: bool, extra: list[
         request = ModelRequest(
             model=route.model,
             messages=agent.transcript.request_messages(agent.system_prompt, extra),
-            tools=offered_schemas(agent.tools.schemas(), agent.client_tools, agent.offer_own_tools) if with_tools else [],
+            tools=request_tools(agent, route, record=True) if with_tools else [],
             max_tokens=max_tokens or agent.max_tokens,
             temperature=agent.temperature,
             stream=agent.stream,
@@ -272,6 +272,11 @@ def _account(agent: Agent, response: ModelResponse) -> None:
 def _log_request(agent: Agent, route: ModelRoute, outcome: str, response: ModelResponse | None = None) -> None:
     home = agent.tool_context.home
     if home is not None and hasattr(home, "logs_dir"):
+        search = agent.tools.search
+        tools = None if search.last is None else {
+            "offered": len(search.last.offered), "deferred": search.last.deferred, "tokens_saved": search.last.tokens_saved,
+            "searches": search.stats.searches, "calls_after_search": search.stats.calls_after_search,
+        }  # fmt: skip
         record_request(home.logs_dir / "requests.jsonl", session_id=agent.session_id, provider=route.client.name,
                        model=route.model, outcome=outcome, usage=response.usage if response else None,
-                       cost=response.cost if response else None)  # fmt: skip
+                       cost=response.cost if response else None, tools=tools)  # fmt: skip

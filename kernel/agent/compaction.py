@@ -22,7 +22,7 @@ from ..context_engine import estimate_tokens
 from .events import emit
 from .history import repair_history
 from .sessions import ensure_session, rotate
-from .turn_state import TurnFailed
+from .turn_state import TurnFailed, request_tools
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -135,7 +135,7 @@ def _unchanged(agent: Agent, why: str, *, quiet: bool = False) -> bool:
 
 
 def _estimate(agent: Agent) -> int:
-    return estimate_tokens(agent.transcript.request_messages(agent.system_prompt, []), agent.tools.schemas())
+    return estimate_tokens(agent.transcript.request_messages(agent.system_prompt, []), request_tools(agent))
 
 
 def compress_if_due(agent: Agent, *, preflight: bool) -> None:
@@ -148,7 +148,7 @@ def compress_if_due(agent: Agent, *, preflight: bool) -> None:
     elif preflight:
         for _ in range(MAX_COMPRESSIONS):  # a resumed session on a smaller model may need several
             messages = agent.transcript.request_messages(agent.system_prompt, [])
-            if not engine.should_compress_preflight(messages, agent.tools.schemas()):
+            if not engine.should_compress_preflight(messages, request_tools(agent)):
                 return
             if not agent.compress():
                 return

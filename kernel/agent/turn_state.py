@@ -4,13 +4,19 @@ the loop applies to messages (wire form, carry-over text, calls the client runs)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..providers.errors import ProviderError
 from ..tools import CARRY_OVER_KEY
 from .history import defuse_fences, fence_carry_over
 
-__all__ = ["TurnFailed", "TurnState", "carry_over_text", "offered_schemas", "split_client_calls", "wire_message"]
+if TYPE_CHECKING:
+    from .calling import ModelRoute
+    from .loop import Agent
+
+__all__ = [
+    "TurnFailed", "TurnState", "carry_over_text", "offered_schemas", "request_tools", "split_client_calls", "wire_message",
+]  # fmt: skip
 
 
 class TurnFailed(Exception):
@@ -33,6 +39,23 @@ def offered_schemas(own: list[dict[str, Any]], client_tools: list[dict[str, Any]
     theirs = {t["function"]["name"] for t in client_tools}
     mine = [s for s in own if s["function"]["name"] not in theirs] if offer_own else []
     return mine + list(client_tools)
+
+
+def request_tools(agent: Agent, route: ModelRoute | None = None, *, record: bool = False) -> list[dict[str, Any]]:
+    """The tool schemas a request of ``agent`` on ``route`` carries (deferred and capped, see tool_search).
+
+    ``record`` counts it as a sent request; without it this is an estimate (compaction's).
+    """
+    route = route or agent.primary
+    limit = getattr(route.client, "max_tools", None)
+    limit = limit if isinstance(limit, int) and limit > 0 else None
+    if limit is not None and agent.client_tools:
+        limit = max(1, limit - len(agent.client_tools))  # the caller's tools count against the same limit
+    own = agent.tools.offer(
+        agent.tool_context.config, context_length=getattr(agent.engine, "context_length", None), max_tools=limit,
+        history=agent.messages, record=record, provider=route.label,
+    ) if agent.offer_own_tools else []  # fmt: skip
+    return offered_schemas(own, agent.client_tools, agent.offer_own_tools)
 
 
 @dataclass

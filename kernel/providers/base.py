@@ -97,6 +97,10 @@ class ModelProvider(ABC):
     env_base_url: ClassVar[str | None] = None
     #: The model used when neither ``--model`` nor ``model.name`` names one.
     default_model: ClassVar[str] = ""
+    #: Most tools the API accepts in one request (None: no stated limit). The
+    #: kernel never sends more: it defers schemas behind ``tool_search`` first,
+    #: then cuts the rest with one warning (:mod:`hermes.kernel.tool_search`).
+    max_tools: ClassVar[int | None] = None
 
     def __init__(
         self,

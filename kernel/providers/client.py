@@ -87,6 +87,11 @@ class ModelClient:
         self.sleep = sleep
         self._providers: dict[str | None, ModelProvider] = {}
 
+    @property
+    def max_tools(self) -> int | None:
+        """Most tools one request may carry, as the provider declares (None: no limit)."""
+        return getattr(self.provider_class, "max_tools", None)
+
     def provider(self, credential: Credential | None) -> ModelProvider:
         """The provider instance bound to ``credential`` (one SDK client per key, reused)."""
         slot = credential.id if credential is not None else None
