@@ -136,6 +136,9 @@ class ToolSource(ABC):
     def tools(self) -> list[Tool]:
         """The tools available now."""
 
+    def interrupt(self) -> None:
+        """The user interrupted (Ctrl-C): a :meth:`tools` call blocked on connecting returns now (thread-safe)."""
+
     def close(self) -> None:
         """Release connections and processes (idempotent)."""
 
