@@ -35,6 +35,9 @@ TENANT_SERVICE = "tenant"
 #: ``ctx.services[CLIENT_WRAPPER_SERVICE]`` wraps any model client a tool opens for the agent
 #: (an MCP server's sampling request): a server meters it like the agent's own calls.
 CLIENT_WRAPPER_SERVICE = "model.client_wrapper"
+#: ``ctx.services[ROUTE_SERVICE]`` is the model route (client and model) of the step that asked
+#: for the tool call: a tool that needs the model (an MCP server's sampling) uses the turn's own.
+ROUTE_SERVICE = "model.route"
 
 
 class ToolError(Exception):

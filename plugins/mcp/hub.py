@@ -548,8 +548,8 @@ class McpHub:
         return McpCallError(redact_text(f"{what} on MCP server {name!r} failed: {type(exc).__name__}: {exc}"))
 
     def _sampling_callback(self, server: str) -> Any:
-        if self.sampler is None:
-            return None
+        if self.sampler is None or not getattr(self.sampler, "enabled", True):
+            return None  # no callback: the SDK does not advertise sampling to the server
         sampler = self.sampler
 
         async def callback(context: Any, params: Any) -> Any:

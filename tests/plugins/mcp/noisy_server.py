@@ -4,8 +4,10 @@
 
 - ``secrets``: prints a GitHub token and an OpenAI key to stderr at start and in its ``echo`` tool;
 - ``flood``: answers ``initialize``, then writes endless non-JSON lines to stdout;
-- ``hang``: never answers ``initialize`` (it reads nothing and sleeps);
-- ``sample``: a ``think`` tool that asks the client's model (sampling) and returns its answer.
+- ``hang``: never answers ``initialize`` (it reads nothing and sleeps).
+
+Every mode but ``hang`` has ``think`` (asks the client's model by sampling) and ``caps`` (whether
+the client advertised sampling).
 
 ``NOISY_MARK_DIR`` (optional) receives ``pid-<pid>`` at start.
 """
@@ -52,6 +54,13 @@ async def think(question: str, ctx: Context) -> str:
     )
     content = result.content
     return f"model {result.model} said: {content.text if isinstance(content, TextContent) else content}"
+
+
+@server.tool()
+def caps(ctx: Context) -> str:
+    """Whether the client advertised the sampling capability."""
+    capabilities = ctx.session.client_capabilities
+    return f"sampling advertised: {'yes' if capabilities is not None and capabilities.sampling is not None else 'no'}"
 
 
 def _flood(wire: int) -> None:
