@@ -83,9 +83,11 @@ class _Server:
             try:
                 async with AsyncExitStack() as stack:
                     # asyncio.timeout, not wait_for: the SDK's cancel scopes must stay in this task.
-                    async with asyncio.timeout(self.state.spec.connect_timeout) as self.deadline:
-                        await self._open(stack)
-                    self.deadline = None
+                    try:
+                        async with asyncio.timeout(self.state.spec.connect_timeout) as self.deadline:
+                            await self._open(stack)
+                    finally:
+                        self.deadline = None
                     self.state.status, self.state.error = "ready", ""
                     self.state.started_at = time.monotonic()
                     was_up = True
@@ -237,7 +239,10 @@ class _Server:
         """End a start that is under way now (its deadline moves to now), stopping the child first."""
         if self.deadline is not None and self.session is None and not self.deadline.expired():
             CHILDREN.terminate(self.state.pid)
-            self.deadline.reschedule(asyncio.get_running_loop().time())
+            try:
+                self.deadline.reschedule(asyncio.get_running_loop().time())
+            except RuntimeError:  # it has just finished on its own
+                pass
 
     def mark_lost(self, why: str) -> None:
         if self.session is not None:
