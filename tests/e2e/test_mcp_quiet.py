@@ -129,3 +129,39 @@ def test_a_signal_stops_hermes_quickly_and_no_mcp_child_outlives_it(
         assert f"stopped by {signal.Signals(signum).name}" in err
     assert "Traceback" not in err and "did not start" not in err
     assert all(not alive(pid) for pid in children), f"MCP servers {children} outlived hermes"
+
+
+def test_closing_the_terminal_stops_hermes_and_every_mcp_child(
+    fake_model_server: FakeModelServer, hermes_home: Path, tmp_path: Path
+) -> None:
+    import fcntl
+    import os
+    import pty
+    import termios
+
+    server = fake_model_server
+    marks = tmp_path / "marks"
+    write_config(hermes_home, {"local": stdio_server(marks)})
+    server.tool_calls(("mcp_local_slow", {"seconds": 120, "tag": "tty"}))
+    server.reply("never reached")
+    master, slave = pty.openpty()
+
+    def take_terminal() -> None:  # after setsid: the pty becomes hermes's controlling terminal
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hermes.kernel", "chat", "-q", "go"], env=chat_env(server), cwd=tmp_path,
+        stdin=slave, stdout=slave, stderr=slave, start_new_session=True, preexec_fn=take_terminal,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        assert wait_for(lambda: (marks / "started-tty").exists(), 60), "the slow tool never started"
+        children = pids(marks)
+        assert children and all(alive(pid) for pid in children)
+        os.close(master)  # the terminal window closes: SIGHUP, and every later write fails
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 129
+    assert wait_for(lambda: all(not alive(pid) for pid in children), 5), f"MCP servers {children} outlived hermes"
