@@ -158,6 +158,14 @@ class ToolRegistry:
     def sources(self) -> list[ToolSource]:
         return list(self._sources)
 
+    def interrupt(self) -> None:
+        """Tell every source the user interrupted, so none keeps the turn waiting on a connection."""
+        for source in self._sources:
+            try:
+                source.interrupt()
+            except Exception as exc:
+                log.warning("interrupting tool source %r failed: %s", source.toolset, exc)
+
     def close(self) -> None:
         """Close every source (their connections and processes)."""
         for source in self._sources:

@@ -35,6 +35,9 @@ TENANT_SERVICE = "tenant"
 #: ``ctx.services[CLIENT_WRAPPER_SERVICE]`` wraps any model client a tool opens for the agent
 #: (an MCP server's sampling request): a server meters it like the agent's own calls.
 CLIENT_WRAPPER_SERVICE = "model.client_wrapper"
+#: ``ctx.services[ROUTE_SERVICE]`` is the model route (client and model) of the step that asked
+#: for the tool call: a tool that needs the model (an MCP server's sampling) uses the turn's own.
+ROUTE_SERVICE = "model.route"
 
 
 class ToolError(Exception):
@@ -154,6 +157,9 @@ class ToolSource(ABC):
     @abstractmethod
     def tools(self) -> list[Tool]:
         """The tools available now."""
+
+    def interrupt(self) -> None:
+        """The user interrupted (Ctrl-C): a :meth:`tools` call blocked on connecting returns now (thread-safe)."""
 
     def close(self) -> None:
         """Release connections and processes (idempotent)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..providers.base import ModelRequest, ModelResponse, StreamDelta, StreamItem
 from ..providers.errors import ProviderError
+from ..tools import ROUTE_SERVICE
 from ..usage import CanonicalUsage, record_request
 from .compaction import MAX_COMPRESSIONS
 from .events import emit
@@ -191,6 +192,7 @@ def call_model(agent: Agent, state: TurnState, *, with_tools: bool, extra: list[
     route_index = state.route_index
     while True:
         route = agent.routes[route_index]
+        agent.tool_context.services[ROUTE_SERVICE] = route  # the tools this step asks for see its route
         request = ModelRequest(
             model=route.model,
             messages=agent.transcript.request_messages(agent.system_prompt, extra),

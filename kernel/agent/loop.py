@@ -240,6 +240,9 @@ class Agent:
     def interrupt(self) -> None:
         """Stop at the next safe point, sub-agents included (thread-safe; Ctrl-C calls it)."""
         self._interrupt.set()
+        interrupt_sources = getattr(self.tools, "interrupt", None)
+        if interrupt_sources is not None:  # a source still connecting (MCP start-up) stops holding the turn
+            interrupt_sources()
         for child in list(self.children):
             child.interrupt()
 

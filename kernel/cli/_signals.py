@@ -5,7 +5,8 @@ like KeyboardInterrupt, so no ``except Exception`` swallows it). Whoever is
 waiting on the turn interrupts the agent, which stops its tool process groups
 and abandons a model call at once; :func:`finish` then ends the session with
 ``sigterm`` or ``sighup`` as its end reason, flushes and closes the store, and
-exits with 128 + the signal number.
+exits with 128 + the signal number, after the exit handlers (``atexit``) ran:
+tool sources stop their child processes there (MCP servers).
 """
 
 from __future__ import annotations
@@ -78,10 +79,18 @@ def quiet_teardown() -> None:
 def leave(stop: Terminated) -> NoReturn:
     """Exit now, once the session is ended and the store closed.
 
-    ``os._exit`` after flushing: interpreter shutdown would otherwise wait on
-    an abandoned model call's socket, and the caller asked us to stop.
+    The ``atexit`` handlers run first (they stop child processes: MCP servers),
+    then ``os._exit`` after flushing: interpreter shutdown would otherwise wait
+    on an abandoned model call's socket, and the caller asked us to stop. A
+    closed terminal (SIGHUP) makes every write fail; the exit goes on regardless.
     """
-    print(f"\n  · stopped by {signal.Signals(stop.signum).name}; session ended", file=sys.stderr)
+    import atexit
+
+    try:
+        print(f"\n  · stopped by {signal.Signals(stop.signum).name}; session ended", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    atexit._run_exitfuncs()  # each handler's failure is reported and skipped by atexit itself
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

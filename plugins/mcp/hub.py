@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .children import CHILDREN
+from .server_log import ServerLogs, bind, install_sdk_logging, noise_size
 from .settings import GlobalSettings, ServerSpec, expand
 
 __all__ = ["McpCallError", "McpHub", "ServerState"]
@@ -66,8 +68,12 @@ class _Server:
         self.settled = asyncio.Event()  # a start attempt finished (up or given up)
         self.lost = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
+        self.noise = 0  # bytes of non-JSON output on stdout
+        self.cut_off = ""  # why the server was stopped for good (a stdout flood)
+        self.deadline: asyncio.Timeout | None = None  # of the start under way; moved up to abandon it
 
     async def own(self) -> None:
+        bind(self.hub.logs, self.state.spec.name)  # the SDK's records of this server go to its log
         failures = 0
         first = True
         while not self.hub._closing:
@@ -77,8 +83,11 @@ class _Server:
             try:
                 async with AsyncExitStack() as stack:
                     # asyncio.timeout, not wait_for: the SDK's cancel scopes must stay in this task.
-                    async with asyncio.timeout(self.state.spec.connect_timeout):
-                        await self._open(stack)
+                    try:
+                        async with asyncio.timeout(self.state.spec.connect_timeout) as self.deadline:
+                            await self._open(stack)
+                    finally:
+                        self.deadline = None
                     self.state.status, self.state.error = "ready", ""
                     self.state.started_at = time.monotonic()
                     was_up = True
@@ -88,6 +97,11 @@ class _Server:
             except Exception as exc:
                 self.session = None
                 reason = _reason(exc, self.state.spec)
+                if self.cut_off:
+                    self._give_up(self.cut_off)
+                    return
+                if self.hub._closing:  # abandoned by close(): not a failure to report
+                    break
                 if first:
                     self._give_up(reason)
                     (log.warning if self.hub.warn else log.info)("mcp server %r did not start: %s", self.state.spec.name, reason)
@@ -96,6 +110,9 @@ class _Server:
             first = False
             if self.hub._closing:
                 break
+            if self.cut_off:  # reported once when it happened; a restart would flood again
+                self._give_up(self.cut_off)
+                return
             # A server that ran for a while before dying starts a fresh count.
             stable = was_up and time.monotonic() - self.state.started_at > _STABLE_AFTER
             failures = 1 if stable else failures + 1
@@ -163,7 +180,8 @@ class _Server:
                 env={k: expand(v, lookup, f"{where}.env.{k}") for k, v in spec.env.items()},
                 cwd=os.path.expanduser(spec.cwd) if spec.cwd else None,
             )
-            return _stdio(stdio_client, params, self.hub.errlog(spec.name), self.state)
+            errlog, release = self.hub.logs.stderr_pipe(spec.name)
+            return _stdio(stdio_client, params, errlog, release, self.state)
         headers = {k: expand(v, lookup, f"{where}.headers.{k}") for k, v in spec.headers.items()}
         url = expand(spec.url or "", lookup, where + ".url")
         if spec.transport == "sse":
@@ -174,7 +192,7 @@ class _Server:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
-            log.debug("mcp server %r transport error: %s", self.state.spec.name, message)
+            self._noise(message)
             return
         method = getattr(getattr(message, "root", message), "method", "")
         if method == "notifications/tools/list_changed" and self.session is not None:
@@ -201,6 +219,30 @@ class _Server:
                 f"{': ' + self.state.error if self.state.error else ''})"
             )
         return self.session
+
+    def _noise(self, exc: Exception) -> None:
+        """Count a non-JSON line on stdout; past ``mcp.stdout_noise_limit`` bytes the server is cut off."""
+        if self.cut_off:
+            return
+        self.noise += noise_size(exc)
+        limit = self.hub.settings.stdout_noise_limit
+        if self.noise <= limit:
+            return
+        name = self.state.spec.name
+        self.hub.logs.cut_off.add(name)
+        self.cut_off = f"it wrote over {limit} bytes of non-JSON output to stdout (mcp.stdout_noise_limit)"
+        log.warning("mcp server %r stopped: %s; see %s", name, self.cut_off, self.hub.logs.path(name) or "its log")
+        self.abandon_start()
+        self.mark_lost(self.cut_off)
+
+    def abandon_start(self) -> None:
+        """End a start that is under way now (its deadline moves to now), stopping the child first."""
+        if self.deadline is not None and self.session is None and not self.deadline.expired():
+            CHILDREN.terminate(self.state.pid)
+            try:
+                self.deadline.reschedule(asyncio.get_running_loop().time())
+            except RuntimeError:  # it has just finished on its own
+                pass
 
     def mark_lost(self, why: str) -> None:
         if self.session is not None:
@@ -230,20 +272,26 @@ def _page(cursor: str | None) -> Any:
     return PaginatedRequestParams(cursor=cursor)
 
 
-def _stdio(stdio_client: Any, params: Any, errlog: Any, state: ServerState) -> Any:
-    """The SDK's stdio transport, noting the child's PID for ``hermes mcp list``."""
+def _stdio(stdio_client: Any, params: Any, errlog: Any, release: Callable[[], None], state: ServerState) -> Any:
+    """The SDK's stdio transport, noting the child's PID (``hermes mcp list``, and the exit guard)."""
     from contextlib import asynccontextmanager
 
     @asynccontextmanager
     async def opened() -> Any:
         before = set(_children())
-        async with stdio_client(params, errlog=errlog) as streams:
-            new = set(_children()) - before
-            state.pid = min(new) if new else None
-            try:
-                yield streams
-            finally:
-                state.pid = None
+        try:
+            async with stdio_client(params, errlog=errlog) as streams:
+                release()  # the child holds its stderr now; EOF comes when it exits
+                new = set(_children()) - before
+                state.pid = min(new) if new else None
+                CHILDREN.add(state.pid)
+                try:
+                    yield streams
+                finally:
+                    CHILDREN.discard(state.pid)
+                    state.pid = None
+        finally:
+            release()
 
     return opened()
 
@@ -336,6 +384,8 @@ class McpHub:
         self.lookup = dict(lookup if lookup is not None else os.environ)
         self.log_dir = log_dir
         self.sampler = sampler
+        self.logs = ServerLogs(log_dir)
+        install_sdk_logging(self.logs)
         self.states = {spec.name: ServerState(spec) for spec in specs if spec.enabled}
         self._servers: dict[str, _Server] = {}
         self._closing = False
@@ -343,7 +393,6 @@ class McpHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._logs: list[Any] = []
 
     # --- lifecycle (any thread) ---------------------------------------------------
 
@@ -357,6 +406,7 @@ class McpHub:
 
             def run() -> None:
                 asyncio.set_event_loop(loop)
+                loop.set_exception_handler(self._loop_error)
                 loop.call_soon(ready.set)
                 loop.run_forever()
 
@@ -375,8 +425,8 @@ class McpHub:
             self._servers[name] = server
             server.task = asyncio.create_task(server.own(), name=f"mcp-{name}")
 
-    def wait_ready(self, timeout: float | None = None) -> None:
-        """Block until every server is up or has given up (at most ``timeout``)."""
+    def wait_ready(self, timeout: float | None = None, stop: threading.Event | None = None) -> None:
+        """Block until every server is up or has given up (at most ``timeout``, or until ``stop`` is set)."""
         if self._loop is None or all(s.status not in ("idle", "starting") for s in self.states.values()):
             return  # the common case on every later call: no round trip to the loop
         limit = timeout if timeout is not None else max((s.spec.connect_timeout for s in self.states.values()), default=0) + 2
@@ -384,9 +434,16 @@ class McpHub:
         async def settled() -> None:
             await asyncio.gather(*(s.settled.wait() for s in self._servers.values()))
 
+        future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(settled(), limit), self._loop)
         try:
-            asyncio.run_coroutine_threadsafe(asyncio.wait_for(settled(), limit), self._loop).result()
-        except (asyncio.TimeoutError, concurrent.futures.TimeoutError, TimeoutError):
+            while not future.done():
+                if stop is not None and stop.wait(0.05):
+                    future.cancel()  # Ctrl-C: the servers go on starting; this turn stops waiting for them
+                    return
+                if stop is None:
+                    future.result(limit + 1)
+            future.result()
+        except (asyncio.TimeoutError, concurrent.futures.TimeoutError, concurrent.futures.CancelledError, TimeoutError):
             pass
 
     def wait_relisted(self, timeout: float = 10.0) -> None:
@@ -408,6 +465,7 @@ class McpHub:
         async def stop_all() -> None:
             self._stopping.set()
             for server in self._servers.values():
+                server.abandon_start()  # a server still starting has nothing to close gracefully
                 server.lost.set()
             tasks = [s.task for s in self._servers.values() if s.task is not None]
             if tasks:
@@ -424,18 +482,13 @@ class McpHub:
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(timeout=5)
-        for fh in self._logs:
-            fh.close()
+        self.logs.close()
 
-    def errlog(self, name: str) -> Any:
-        """Where a stdio server's stderr goes: ``logs/mcp-<name>.log`` (never the user's terminal)."""
-        if self.log_dir is None:
-            fh = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        else:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            fh = open(self.log_dir / f"mcp-{name}.log", "a", encoding="utf-8")  # noqa: SIM115
-        self._logs.append(fh)
-        return fh
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """An error nobody awaited (a transport task's): into the log, not a traceback on the terminal."""
+        exc = context.get("exception")
+        text = f"{context.get('message', 'error')}: {type(exc).__name__}: {exc}" if exc is not None else str(context.get("message"))
+        self.logs.write("sdk", text, source="loop")
 
     # --- calls (agent threads) --------------------------------------------------------
 
@@ -461,6 +514,7 @@ class McpHub:
             raise McpCallError(f"no MCP server named {server!r} is configured and enabled")
 
         async def call() -> Any:
+            bind(self.logs, server)
             session = await owner.ready_session()
             return await operation(session)
 
@@ -499,8 +553,8 @@ class McpHub:
         return McpCallError(redact_text(f"{what} on MCP server {name!r} failed: {type(exc).__name__}: {exc}"))
 
     def _sampling_callback(self, server: str) -> Any:
-        if self.sampler is None:
-            return None
+        if self.sampler is None or not getattr(self.sampler, "enabled", True):
+            return None  # no callback: the SDK does not advertise sampling to the server
         sampler = self.sampler
 
         async def callback(context: Any, params: Any) -> Any:

@@ -1,8 +1,11 @@
 """``sampling/createMessage``: MCP servers asking the kernel's model for a completion.
 
-Off unless ``mcp.sampling.enabled``; every request is capped
-(``max_tokens_cap``), rate-limited (``requests_per_minute``) and recorded in
-the session's usage like any model call of the agent.
+Off unless ``mcp.sampling.enabled`` (and then not even advertised to servers);
+every request goes to the route of the turn that asked for the tool call (its
+provider, credentials and model; ``mcp.sampling.model`` names another model on
+that route), is capped (``max_tokens_cap``), rate-limited
+(``requests_per_minute``) and recorded in the session's usage and the request
+log like any model call of the agent.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from collections import deque
 from typing import Any
 
-from hermes.kernel.tools import CLIENT_WRAPPER_SERVICE
+from hermes.kernel.tools import CLIENT_WRAPPER_SERVICE, ROUTE_SERVICE
 
 from .settings import GlobalSettings
 
@@ -45,8 +48,26 @@ class Sampler:
         self._lock = threading.Lock()
         self._client: Any = None
 
+    @property
+    def enabled(self) -> bool:
+        """Whether servers may sample at all (the capability is advertised only then)."""
+        return self.settings.sampling_enabled
+
     def bind(self, context: Any) -> None:
         self.context = context
+
+    def _route(self) -> tuple[Any, str, Any]:
+        """The client, model and key lease to sample with: the running turn's route when there is one."""
+        services = getattr(self.context, "services", {}) or {}
+        route = services.get(ROUTE_SERVICE)
+        if route is not None and hasattr(route.client, "complete"):
+            # The agent's own client: already metered on a server, so never wrapped twice.
+            return route.client, self.settings.sampling_model or route.model, getattr(route, "lease", None)
+        client = self._model_client()
+        wrap = services.get(CLIENT_WRAPPER_SERVICE)
+        if wrap is not None:  # on a server: the key's meter is asked first and charged after
+            client = wrap(client)
+        return client, self.settings.sampling_model or str(self.config.get("model.name", "") or ""), None
 
     def _admit(self) -> None:
         limit = self.settings.sampling_requests_per_minute
@@ -73,7 +94,7 @@ class Sampler:
         self._admit()
         from hermes.kernel import ModelRequest
 
-        model = self.settings.sampling_model or str(self.config.get("model.name", "") or "")
+        client, model, lease = self._route()
         messages: list[dict[str, Any]] = []
         if params.get("systemPrompt"):
             messages.append({"role": "system", "content": str(params["systemPrompt"])})
@@ -83,23 +104,25 @@ class Sampler:
                          self.settings.sampling_max_tokens_cap)  # fmt: skip
         request = ModelRequest(model=model, messages=messages, max_tokens=max_tokens,
                                temperature=params.get("temperature"))  # fmt: skip
-        client = self._model_client()
-        wrap = (getattr(self.context, "services", {}) or {}).get(CLIENT_WRAPPER_SERVICE)
-        if wrap is not None:  # on a server: the key's meter is asked first and charged after
-            client = wrap(client)
-        response = client.complete(request)
-        self._account(response)
+        response = client.complete(request, lease=lease) if lease is not None else client.complete(request)
+        self._account(response, getattr(client, "name", ""), model)
         log.info("mcp server %r sampled %d tokens from %s", server, response.usage.output_tokens, model)
         finish = {"stop": "endTurn", "length": "maxTokens"}.get(response.finish_reason, response.finish_reason)
         return {"text": response.text, "model": response.model or model, "stop_reason": finish}
 
-    def _account(self, response: Any) -> None:
+    def _account(self, response: Any, provider: str, model: str) -> None:
         context = self.context
         store = (getattr(context, "services", {}) or {}).get("store")
         session_id = getattr(context, "session_id", None)
-        if store is None or session_id is None:
-            return
         try:
-            store.record_usage(session_id, response.usage, response.cost)
+            logs = getattr(self.home, "logs_dir", None)
+            if logs is not None:  # the request log sees it like the agent's own calls (`hermes usage`)
+                from hermes.kernel.usage import record_request
+
+                record_request(logs / "requests.jsonl", session_id=session_id, provider=provider,
+                               model=response.model or model, outcome="ok", usage=response.usage,
+                               cost=response.cost)  # fmt: skip
+            if store is not None and session_id is not None:
+                store.record_usage(session_id, response.usage, response.cost)
         except Exception as exc:  # accounting must not fail the server's request
             log.warning("could not record MCP sampling usage: %s", exc)

@@ -64,6 +64,7 @@ class GlobalSettings:
     sampling_model: str = ""
     sampling_max_tokens_cap: int = 1024
     sampling_requests_per_minute: int = 10
+    stdout_noise_limit: int = 65536  # bytes of non-JSON on a server's stdout before it is cut off
 
     @classmethod
     def from_config(cls, section: Mapping[str, Any]) -> GlobalSettings:
@@ -80,6 +81,7 @@ class GlobalSettings:
             sampling_model=str(sampling.get("model") or ""),
             sampling_max_tokens_cap=int(_number(sampling, "max_tokens_cap", 1024, "mcp.sampling", minimum=1)),
             sampling_requests_per_minute=int(_number(sampling, "requests_per_minute", 10, "mcp.sampling", minimum=0)),
+            stdout_noise_limit=int(_number(section, "stdout_noise_limit", cls.stdout_noise_limit, "mcp", minimum=1)),
         )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,10 @@ def close_all_hubs() -> None:
     """Stop every hub of this process (runs at exit)."""
     while _HUBS:
         _, hub = _HUBS.popitem()
-        hub.close()
+        hub.close(timeout=2.0)
+    from .children import CHILDREN
+
+    CHILDREN.stop_all()  # whatever an orderly close could not stop
 
 
 atexit.register(close_all_hubs)
@@ -74,6 +78,7 @@ class McpToolSource(ToolSource):
         self.sampler: Any = None
         self._results_dir: Path | None = None
         self._cache: tuple[tuple[Any, ...], list[Tool]] | None = None
+        self._stop_waiting = threading.Event()  # set by interrupt(): Ctrl-C during start-up
 
     def configure(self, config: Any, home: Any) -> None:
         if config is None:  # loaded outside an agent: the active home's config
@@ -104,7 +109,10 @@ class McpToolSource(ToolSource):
         if hub is None or not hub.states:
             return []
         hub.start()
-        hub.wait_ready()
+        # After Ctrl-C, servers still starting are not waited for again; they join once up.
+        hub.wait_ready(stop=self._stop_waiting)
+        if all(s.status not in ("idle", "starting") for s in hub.states.values()):
+            self._stop_waiting.clear()
         hub.wait_relisted()  # a tool added mid-session is offered on the very next step
         states = list(hub.states.values())
         # Rebuild only when a server's listing changed (tools/list_changed, restart).
@@ -117,6 +125,10 @@ class McpToolSource(ToolSource):
                 tools.extend(self._server_tools(state))
         self._cache = (key, tools)
         return tools
+
+    def interrupt(self) -> None:
+        """Ctrl-C: a :meth:`tools` call waiting for servers to start returns what is up now."""
+        self._stop_waiting.set()
 
     def close(self) -> None:
         """Let go of the hub; the last source using it stops its servers."""

@@ -88,3 +88,31 @@ def test_on_a_server_sampling_goes_through_the_agents_client_wrapper(tmp_path) -
     with pytest.raises(LimitExceeded):
         s("srv", PARAMS)
     assert wrapped == [client] and client.requests == [] and store.usage == []
+
+
+def test_the_turns_route_is_used_unwrapped_with_its_lease_and_sampling_model_overrides_its_model() -> None:
+    from types import SimpleNamespace
+
+    from hermes.kernel import CLIENT_WRAPPER_SERVICE
+    from hermes.kernel.tools import ROUTE_SERVICE
+
+    class RouteClient(FakeClient):
+        name = "anthropic"
+
+        def complete(self, request: Any, *, lease: Any = None) -> ModelResponse:
+            self.leases = [*getattr(self, "leases", []), lease]
+            return super().complete(request)
+
+    s, own, store = sampler(enabled=True)
+    route_client = RouteClient()
+    route = SimpleNamespace(client=route_client, model="claude-x", lease="key-1")
+    wrapped: list[Any] = []
+    s.bind(ToolContext(session_id="s1", services={"store": store, ROUTE_SERVICE: route,
+                                                   CLIENT_WRAPPER_SERVICE: lambda c: wrapped.append(c) or c}))  # fmt: skip
+    assert s("srv", PARAMS)["model"] == "claude-x"
+    assert [r.model for r in route_client.requests] == ["claude-x"] and route_client.leases == ["key-1"]
+    assert own.requests == [] and wrapped == []  # the agent's client is metered already: never wrapped twice
+    s.settings = GlobalSettings.from_config({"sampling": {"enabled": True, "model": "small"}})
+    s("srv", PARAMS)
+    assert route_client.requests[-1].model == "small"
+    assert len(store.usage) == 2
