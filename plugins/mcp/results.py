@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .bulk_redact import redact_bulk
+
 __all__ = ["render_result", "repeats_blocks"]
 
 # Keys a server wraps a plain value in; a one-key object of these says what its value says.
@@ -209,9 +211,10 @@ def render_result(
     structured content is added as JSON only when it says something the blocks
     do not (:func:`repeats_blocks`), with its binary payloads saved the same
     way. ``redact`` (the kernel's ``redact_text``) runs over text only, never
-    over base64 data.
+    over base64 data, and over big texts only where a secret could be
+    (:func:`~.bulk_redact.redact_bulk`).
     """
-    clean = redact or (lambda s: s)
+    clean: Callable[[str], str] = (lambda s: s) if redact is None else (lambda s: redact_bulk(s, redact))
     parts = [_block(block, results_dir, stem, clean) for block in content]
     if not repeats_blocks(structured, content):
         spilled = _spill(structured, results_dir, stem)
