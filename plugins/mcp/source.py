@@ -1,8 +1,9 @@
 """The ``mcp`` toolset: every configured MCP server's tools as kernel Tools.
 
-Tools are named ``mcp_<server>_<tool>``; a server with resources adds
+Tools are named ``mcp_<server>_<tool>``; a server that lists resources adds
 ``mcp_<server>_list_resources`` and ``mcp_<server>_read_resource``, one with
-prompts ``mcp_<server>_get_prompt``. All servers of one home share one
+prompts ``mcp_<server>_get_prompt``; ``include``/``exclude`` filter all of
+them, and :mod:`.offer` keeps names distinct and withdraws dead servers. All servers of one home share one
 :class:`~.hub.McpHub` per process, started the first time the tools are
 needed and stopped when the process exits.
 """
