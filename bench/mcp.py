@@ -12,11 +12,17 @@ machine the figure mostly measures how fast threads get scheduled: our path
 has two thread hand-offs per call that the SDK's own loop does not.
 Target: at most 1.2x. It also reports deferred tool loading (bench/mcp_deferral.py):
 request tokens with 1,000 tools behind ``tool_search`` against all their schemas sent.
+
+A second case times one big result (10 MB of log lines, returned by the
+server as text and again as ``{"result": text}``, as SDK servers do): the
+SDK's client parsing it against ours parsing, rendering it once and redacting
+it. Target: at most 1.5x.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -26,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 TARGET_RATIO = 1.2
+BIG_TARGET_RATIO = 1.5
 
 SERVER = '''
 from mcp.server.mcpserver import MCPServer
@@ -37,6 +44,13 @@ server = MCPServer("bench")
 def echo(text: str) -> str:
     """Echo the text."""
     return text
+
+
+@server.tool()
+def big(size: int) -> str:
+    """About ``size`` characters of log lines."""
+    line = "{:08d} INFO worker processed /srv/data/item.json in 0.123s status=ok\\n"
+    return "".join(line.format(i) for i in range(size // len(line.format(0)) + 1))[:size]
 
 
 server.run("stdio")
@@ -77,6 +91,15 @@ class _SdkClient:
     def batch(self, n: int) -> float:
         return asyncio.run_coroutine_threadsafe(self._batch(n), self.loop).result()
 
+    async def _big(self, size: int) -> float:
+        started = time.perf_counter()
+        result = await self._session.call_tool("big", {"size": size})
+        assert len(result.content[0].text) == size
+        return time.perf_counter() - started
+
+    def big(self, size: int) -> float:
+        return asyncio.run_coroutine_threadsafe(self._big(size), self.loop).result()
+
     def close(self) -> None:
         assert self._stop is not None
         self.loop.call_soon_threadsafe(self._stop.set)
@@ -85,7 +108,7 @@ class _SdkClient:
         self.thread.join(5)
 
 
-def _ours(script: Path, home: Path) -> tuple[Any, Any]:
+def _ours(script: Path, home: Path) -> tuple[Any, Any, Any]:
     from hermes.kernel import Config, HermesHome, ToolContext
     from hermes.kernel.tool_registry import ToolCall, ToolRegistry
     from hermes.plugins.mcp import toolset
@@ -105,22 +128,34 @@ def _ours(script: Path, home: Path) -> tuple[Any, Any]:
             registry.dispatch(call, ctx)
         return time.perf_counter() - started
 
-    return batch, source
+    def big(size: int) -> float:
+        started = time.perf_counter()
+        content = registry.dispatch(ToolCall("call-big", "mcp_bench_big", json.dumps({"size": size})), ctx).content
+        elapsed = time.perf_counter() - started
+        assert len(content) == size, len(content)  # the text once, not again as structured content
+        return elapsed
+
+    return batch, big, source
 
 
-def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
+def run(runs: int | None = None, calls: int = 100, big_mb: float = 10.0) -> dict[str, Any]:
     runs = max(3, runs or 11)
+    big_size = int(big_mb * 1_000_000)
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "bench_server.py"
         script.write_text(SERVER, encoding="utf-8")
         sdk = _SdkClient(script)
-        ours, source = _ours(script, Path(tmp))
+        ours, our_big, source = _ours(script, Path(tmp))
         try:
             sdk.batch(20), ours(20)  # warm both paths
             sdk_times, our_times = [], []
             for _ in range(runs):
                 sdk_times.append(sdk.batch(calls))
                 our_times.append(ours(calls))
+            sdk_big, ours_big = [], []
+            for _ in range(3):  # alternating, like the small calls
+                sdk_big.append(sdk.big(big_size))
+                ours_big.append(our_big(big_size))
         finally:
             source.close()
             sdk.close()
@@ -138,6 +173,11 @@ def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
         "sdk_fastest_ms_per_call": round(sdk_best, 3),
         "hermes_fastest_ms_per_call": round(our_best, 3),
         "target_ratio": TARGET_RATIO,
+        "big_result_chars": big_size,
+        "sdk_big_seconds": round(statistics.median(sdk_big), 3),
+        "hermes_big_seconds": round(statistics.median(ours_big), 3),
+        "big_ratio": round(statistics.median(ours_big) / statistics.median(sdk_big), 3),
+        "big_target_ratio": BIG_TARGET_RATIO,
     }
     from bench import mcp_deferral
 
@@ -148,4 +188,9 @@ def run(runs: int | None = None, calls: int = 100) -> dict[str, Any]:
     print(f"  hermes mcp tool         {our_ms:7.3f} ms per call  ({our_best:.3f})")
     print(f"  ratio                   {result['ratio']:7.3f} x ({verdict} target {TARGET_RATIO} x)")
     mcp_deferral.report(result["deferred_tools"])
+    big_verdict = "meets" if result["big_ratio"] <= BIG_TARGET_RATIO else "misses"
+    print(f"one {big_size / 1e6:g} MB result (median of 3)")
+    print(f"  mcp SDK ClientSession   {result['sdk_big_seconds']:7.3f} s")
+    print(f"  hermes mcp tool         {result['hermes_big_seconds']:7.3f} s")
+    print(f"  ratio                   {result['big_ratio']:7.3f} x ({big_verdict} target {BIG_TARGET_RATIO} x)")
     return result

@@ -160,7 +160,8 @@ class _Server:
             prompts = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in listed.prompts]
         self.state.tools = tools
         self.state.prompts = prompts
-        self.state.has_resources = caps.resources is not None
+        # The SDK's servers declare the capability with no resource at all: offer the tools only for some.
+        self.state.has_resources = caps.resources is not None and await _has_resources(session)
         self.state.has_prompts = caps.prompts is not None
         self.state.connect_seconds = time.perf_counter() - started
         self.session = session
@@ -262,6 +263,19 @@ async def _list_tools(session: Any) -> list[dict[str, Any]]:
         cursor = page.next_cursor
         if not cursor:
             return tools
+
+
+async def _has_resources(session: Any) -> bool:
+    """True when the server lists at least one resource or resource template."""
+    for listing in (session.list_resources, session.list_resource_templates):
+        try:
+            page = await listing()
+        except Exception as exc:  # a server that declares resources but cannot list them has none to offer
+            log.debug("listing resources failed: %s", exc)
+            continue
+        if getattr(page, "resources", None) or getattr(page, "resource_templates", None):
+            return True
+    return False
 
 
 def _page(cursor: str | None) -> Any:

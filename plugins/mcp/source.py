@@ -1,8 +1,9 @@
 """The ``mcp`` toolset: every configured MCP server's tools as kernel Tools.
 
-Tools are named ``mcp_<server>_<tool>``; a server with resources adds
+Tools are named ``mcp_<server>_<tool>``; a server that lists resources adds
 ``mcp_<server>_list_resources`` and ``mcp_<server>_read_resource``, one with
-prompts ``mcp_<server>_get_prompt``. All servers of one home share one
+prompts ``mcp_<server>_get_prompt``; ``include``/``exclude`` filter all of
+them, and :mod:`.offer` keeps names distinct and withdraws dead servers. All servers of one home share one
 :class:`~.hub.McpHub` per process, started the first time the tools are
 needed and stopped when the process exits.
 """
@@ -10,6 +11,7 @@ needed and stopped when the process exits.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import json
 import logging
 import threading
@@ -20,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from hermes.kernel import Tool, ToolContext, ToolError, ToolSource
 
 from .convert import render_result, safe_schema, tool_name
+from .offer import OFFERED_STATUSES, Notices, unique_names
+
 if TYPE_CHECKING:  # the hub (asyncio, threads) is imported only once a server is configured
     from .hub import McpHub, ServerState
 from .settings import GlobalSettings, ServerSpec, env_lookup, parse_servers
@@ -79,6 +83,8 @@ class McpToolSource(ToolSource):
         self._results_dir: Path | None = None
         self._cache: tuple[tuple[Any, ...], list[Tool]] | None = None
         self._stop_waiting = threading.Event()  # set by interrupt(): Ctrl-C during start-up
+        self._notices = Notices()
+        self._clashes_warned: set[str] = set()
 
     def configure(self, config: Any, home: Any) -> None:
         if config is None:  # loaded outside an agent: the active home's config
@@ -116,13 +122,25 @@ class McpToolSource(ToolSource):
         hub.wait_relisted()  # a tool added mid-session is offered on the very next step
         states = list(hub.states.values())
         # Rebuild only when a server's listing changed (tools/list_changed, restart).
-        key = tuple((s.spec.name, s.status == "ready" or bool(s.tools), id(s.tools), id(s.prompts)) for s in states)
+        key = tuple((s.spec.name, s.status in OFFERED_STATUSES, id(s.tools), id(s.prompts)) for s in states)
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         tools: list[Tool] = []
+        origins: list[str] = []
         for state in states:
-            if state.tools or state.status == "ready":
-                tools.extend(self._server_tools(state))
+            if state.status not in OFFERED_STATUSES:
+                if state.status == "failed" and state.started_at:  # it was up, then gave up: tell the model
+                    self._notices.add_once(
+                        state.spec.name,
+                        f"note: MCP server {state.spec.name!r} is down for good ({state.error}); "
+                        "its tools were withdrawn",
+                    )  # fmt: skip
+                continue
+            self._notices.forget(state.spec.name)
+            for origin, tool in self._server_tools(state):
+                origins.append(f"{state.spec.name}/{origin}")
+                tools.append(dataclasses.replace(tool, handler=self._notices.wrap(tool.handler)))
+        tools = unique_names(tools, origins, self._clashes_warned)
         self._cache = (key, tools)
         return tools
 
@@ -149,15 +167,16 @@ class McpToolSource(ToolSource):
 
     # --- tools of one server ------------------------------------------------------
 
-    def _server_tools(self, state: ServerState) -> list[Tool]:
+    def _server_tools(self, state: ServerState) -> list[tuple[str, Tool]]:
+        """``(name on the server, Tool)`` for every tool ``include``/``exclude`` let through."""
         spec = state.spec
-        tools = []
+        tools: list[tuple[str, Tool]] = []
         for listed in state.tools:
             name = str(listed.get("name", ""))
-            if not name or not spec.wants(name):
+            if not name:
                 continue
             description = str(listed.get("description") or listed.get("title") or name).strip()
-            tools.append(
+            tools.append((name,
                 Tool(
                     name=tool_name(spec.name, name),
                     description=f"[MCP server {spec.name}] {description}",
@@ -165,13 +184,14 @@ class McpToolSource(ToolSource):
                     handler=self._caller(spec, name),
                     toolset="mcp",
                     read_only=spec.parallel_safe,  # parallel_safe servers' calls may share a batch
-                )
-            )
+                ),
+            ))  # fmt: skip
         if state.has_resources:
-            tools += self._resource_tools(spec)
+            tools += zip(("list_resources", "read_resource"), self._resource_tools(spec), strict=True)
         if state.has_prompts and state.prompts:
-            tools.append(self._prompt_tool(spec, state.prompts))
-        return tools
+            tools.append(("get_prompt", self._prompt_tool(spec, state.prompts)))
+        # The filter applies to every tool the server contributes, resource and prompt tools too.
+        return [(name, tool) for name, tool in tools if spec.wants(name)]
 
     def _run(self, spec: ServerSpec, ctx: ToolContext, what: str, operation: Callable[[Any], Any]) -> Any:
         assert self.hub is not None
