@@ -253,7 +253,8 @@ def scan_text(text: str, file: str = SKILL_FILE) -> list[Finding]:
             if rule.category == "credential_exposure" and rule.id.startswith("cred-hardcoded"):
                 excerpt = match.group(0)[:4] + "..."  # never print the secret itself
             findings.append(Finding(rule.id, rule.category, severity, file, _line_of(text, offset), rule.message, excerpt))
-    combo = secret_send(text)
+    # Only a file that already reads a secret can send one: the rest skip the file-wide look.
+    combo = secret_send(text) if any(f.category == "credential_exposure" for f in findings) else None
     if combo is not None:
         findings.append(Finding("exfil-secret-send", "exfiltration", "critical", file, _line_of(text, combo[0]), combo[1]))
     invisible = find_invisible(original)
