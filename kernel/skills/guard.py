@@ -28,6 +28,7 @@ __all__ = [
     "POLICY",
     "Rule",
     "RULES",
+    "SEVERITIES",
     "ScanResult",
     "TRUST_LEVELS",
     "decide",
@@ -93,7 +94,8 @@ def _trie(words: list[str]) -> str:
 
 _SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
-# verdict -> action per trust level. --force may turn ``ask`` into ``allow``, never ``block``.
+# verdict -> action per trust level. ``force`` turns ``ask`` into ``allow``; only an install with
+# --force --reason overrides ``block``, and its lock entry says who and why (install.py).
 POLICY: dict[str, dict[str, str]] = {
     "bundled": {"safe": "allow", "caution": "allow", "dangerous": "block"},
     "trusted": {"safe": "allow", "caution": "allow", "dangerous": "block"},
