@@ -1,10 +1,12 @@
 """The skills guard: scan a skill folder, grade the findings, apply the trust policy.
 
-Pattern rules by category run over every text file; structural checks look at the
-folder itself (binary and special files, sizes, file count, symlinks, invisible Unicode). Each
-finding has a severity; the worst one sets the verdict (``safe``, ``caution`` or
-``dangerous``); :func:`decide` maps verdict and source trust to ``allow``, ``ask`` or
-``block``. Nothing here executes or imports skill content.
+The pattern rules (:mod:`.guard_rules`) run over every text file, each only on the lines that
+hold one of its keywords; :mod:`.guard_context` judges each match by its line, and looks at a
+file that reads a secret for a send to an unknown host. Structural checks look at the folder
+itself (binary and special files, sizes, file count, symlinks, invisible Unicode). The worst
+severity sets the verdict (``low`` findings are notes): ``safe``, ``caution`` or ``dangerous``;
+:func:`decide` maps verdict and source trust to ``allow``, ``ask`` or ``block``. Nothing here
+executes or imports skill content.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -209,15 +212,14 @@ def _long_lines(text: str) -> list[tuple[int, int]]:
 
 def _first_match(rule: Rule, text: str, spans: list[tuple[int, int]]) -> tuple[int, re.Match[str], str] | None:
     """The worst-judged match of ``rule`` in the given lines, with its offset in ``text``."""
+    starts: list[tuple[int, int]] | None = None
+    matches: Iterable[re.Match[str]]
     if rule.multiline:  # each candidate line and what follows it, searched in place
         matches = (m for start, end in spans for m in [rule.pattern.search(text, start, min(len(text), end + _WRAP))] if m)
-        view, starts = text, None
-    else:  # one search over the candidate lines joined, mapped back through their starts
-        view = "\n".join(text[start:end] for start, end in spans)
-        starts, offset = [], 0
-        for start, end in spans:
-            starts.append(start - offset)
-            offset += end - start + 1
+        view = text
+    else:  # one search over the candidate lines joined; a match is mapped back through its line's span
+        view = "\n".join([text[start:end] for start, end in spans])
+        starts = spans
         matches = rule.pattern.finditer(view)
     best: tuple[int, re.Match[str], str] | None = None
     for match in matches:
@@ -227,8 +229,10 @@ def _first_match(rule: Rule, text: str, spans: list[tuple[int, int]]) -> tuple[i
         if severity is None:
             continue
         if best is None or _SEVERITY_RANK[severity] > _SEVERITY_RANK[best[2]]:
-            shift = 0 if starts is None else starts[view.count("\n", 0, match.start())]
-            best = (match.start() + shift, match, severity)
+            offset = match.start()
+            if starts is not None:
+                offset = starts[view.count("\n", 0, offset)][0] + offset - line_start
+            best = (offset, match, severity)
             if severity == rule.severity:
                 break  # nothing later can judge worse
     return best
