@@ -130,6 +130,8 @@ def judge(rule: Rule, line: str, matched: str = "") -> str | None:
         severity = _pipe_shell(line)
     elif rule.id == "net-raw-ip" and re.search(r"://(?:127\.|0\.0\.0\.0|10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.)", line):
         severity = "low"  # a private or loopback address is a local service, not a drop site
+    elif rule.id == "net-pip-url" and (hosts := _hosts(line)) and all(_known_host(h) for h in hosts):
+        severity = "low"  # pip install git+https://github.com/org/repo: how ML libraries ship their newest code
     elif rule.id == "exfil-http-secret" and not re.search(r"\b(?:post|put|patch)\b[^\n]*(?:data|json|files)\s*=", line, re.I):
         hosts = _hosts(line)
         severity = "low" if not hosts or all(_known_host(h) for h in hosts) else "medium"
