@@ -45,6 +45,8 @@ MAX_FILES = 200
 MAX_TOTAL_BYTES = 10 * MAX_FILE_BYTES
 _BINARY_EXTENSIONS = frozenset({".exe", ".dll", ".so", ".dylib", ".bin", ".pyc", ".class", ".jar", ".o", ".a"})
 _EXECUTABLE_MAGIC = (b"\x7fELF", b"MZ", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
+# A file named for a miner is one whatever its bytes (a packed or renamed build is still a miner).
+_MINER_FILE = r"(?i)^(?:xmrig|xmr-stak|cpuminer|minerd|cgminer|bfgminer|ethminer|nbminer|t-rex|lolminer|phoenixminer|nanominer)(?:[-_.].*)?$"
 _SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "node_modules"})
 
 # Bidirectional overrides and tag characters rewrite what a reader sees (Trojan Source);
@@ -315,6 +317,8 @@ def scan_skill(path: Path) -> ScanResult:
                                                    "symlink points outside the skill folder"))
                 continue
             count += 1
+            if _compiled(_MINER_FILE).search(name):
+                result.findings.append(Finding("mining-binary", "mining", "critical", rel, 0, "ships a cryptocurrency miner"))
             try:
                 info = file.stat()
             except OSError:
