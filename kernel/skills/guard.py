@@ -216,8 +216,14 @@ def _first_match(rule: Rule, text: str, spans: list[tuple[int, int]]) -> tuple[i
     """The worst-judged match of ``rule`` in the given lines, with its offset in ``text``."""
     starts: list[tuple[int, int]] | None = None
     matches: Iterable[re.Match[str]]
-    if rule.multiline:  # each candidate line and what follows it, searched in place
-        matches = (m for start, end in spans for m in [rule.pattern.search(text, start, min(len(text), end + _WRAP))] if m)
+    if rule.multiline:  # each candidate line and what follows it, searched in place; near lines share a window
+        windows: list[list[int]] = []
+        for start, end in spans:
+            if windows and start <= windows[-1][1]:
+                windows[-1][1] = min(len(text), end + _WRAP)
+            else:
+                windows.append([start, min(len(text), end + _WRAP)])
+        matches = (m for start, end in windows for m in rule.pattern.finditer(text, start, end))
         view = text
     else:  # one search over the candidate lines joined; a match is mapped back through its line's span
         view = "\n".join([text[start:end] for start, end in spans])

@@ -189,7 +189,7 @@ RULES: tuple[Rule, ...] = (
        "re-casts the agent's role", "now", "pretend"),
     _r("inject-conceal", "prompt_injection", "high",
        r"\b(?:do\s+not|don't|never)\s+(?:\w+\s+)?(?:tell|inform|mention\s+(?:this\s+)?to|reveal\s+(?:this\s+)?to|let)\s+the\s+user\b(?!\s+(?:to|about\s+internal)\b)",
-       "asks the agent to hide something from the user", "user", multiline=True),
+       "asks the agent to hide something from the user", "do not", "don't", "never", multiline=True),
     _r("inject-system-tag", "prompt_injection", "high", r"<\s*/?\s*system\s*>", "imitates system markup", "system>", "system >"),
     _r("inject-chat-template", "prompt_injection", "low", r"<\|im_start\|>|<\|im_end\|>|\[/?INST\]", "chat-template markup", "im_start", "im_end", "inst]"),
     _r("inject-hidden-comment", "prompt_injection", "high",
@@ -221,7 +221,7 @@ RULES: tuple[Rule, ...] = (
     _r("inject-conditional", "prompt_injection", "high",
        r"\bif\s+(?:the\s+)?user\s+(?:asks|mentions|requests|says)\b[^\n]{0,100}\b(?:secretly|silently|without\s+telling)\b"
        r"|\b(?:when|if)\s+no\s*one\s+is\s+(?:watching|looking)\b",
-       "hidden behaviour that depends on who is watching", "user", "no one", "noone"),
+       "hidden behaviour that depends on who is watching", "if the user", "if user", "no one", "noone"),
     _r("inject-memory-plant", "prompt_injection", "high",
        r"\b(?:permanently|from\s+now\s+on|always)\b[^\n]{0,60}\b(?:remember|save|store|add|write)\b[^\n]{0,40}\b(?:to|in|into)\s+(?:your\s+)?(?:memory|MEMORY\.md|USER\.md)\b",
        "tries to plant instructions in the agent's memory", "memory", "user.md"),
