@@ -31,7 +31,10 @@ OFFICIAL_COUNT = 177  # SKILL.md folders in skills/ and optional-skills/ of the 
 DANGEROUS_OFFICIAL: dict[str, str] = {
     "optional-skills/mlops/lambda-labs": "appends SSH keys to ~/.ssh/authorized_keys (standing remote access to the machine)",
 }
-SCAN_CPU_BUDGET = 2.0  # seconds of CPU for all official skills; about 0.6 s on an idle machine
+# Seconds of CPU for all 177 official skills: 1.3-1.5 s measured on a 2-core machine at load 12
+# (Hermes Agent's own scanner: 32 s there). The margin is for CI's parallel workers; a
+# backtracking regex costs far more than it.
+SCAN_CPU_BUDGET = 5.0
 
 
 @pytest.fixture(scope="module")
