@@ -55,6 +55,11 @@ _DESCRIBES = _Lazy(
 )
 # Categories whose strings are often quoted to explain them; exfiltration and mining are judged by what runs.
 _DESCRIBABLE = frozenset({"prompt_injection", "destructive", "persistence", "obfuscation", "path_traversal"})
+# What runs the same whatever words stand beside it: a payload planted for later, or decoded and run.
+_NEVER_EXCUSED = frozenset({
+    "persist-authorized-keys", "persist-cron-payload", "persist-service-payload", "persist-shell-rc-payload", "persist-sudoers",
+    "obfus-base64-exec", "obfus-hex-run", "obfus-python-exec",
+})
 _URL = _Lazy(r"\bhttps?://[^\s\"'`<>)\]}|\\]+", re.I)
 _PUBLIC_IP_URL = _Lazy(r"\b(?:https?|ftp)://(?!127\.|10\.|192\.168\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}\b", re.I)
 _SECRET_VAR_NAME = _Lazy(rf"\$\{{?({SECRET_NAME})\}}?")
@@ -135,7 +140,7 @@ def judge(rule: Rule, line: str, matched: str = "") -> str | None:
     elif rule.id == "exfil-http-secret" and not re.search(r"\b(?:post|put|patch)\b[^\n]*(?:data|json|files)\s*=", line, re.I):
         hosts = _hosts(line)
         severity = "low" if not hosts or all(_known_host(h) for h in hosts) else "medium"
-    if rule.category in _DESCRIBABLE and severity in ("critical", "high") and _DESCRIBES.search(line):
+    if rule.category in _DESCRIBABLE and rule.id not in _NEVER_EXCUSED and severity in ("critical", "high") and _DESCRIBES.search(line):
         severity = _SEVERITY_DOWN[severity]
     return severity
 
