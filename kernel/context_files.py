@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .skills.guard import _BYPASS, _IGNORE_INSTRUCTIONS, _SYSTEM_OVERRIDE, _TRANSLATE_EXECUTE, find_invisible
+from .skills.guard import find_invisible
+from .skills.guard_rules import _BYPASS, _IGNORE_INSTRUCTIONS, _SYSTEM_OVERRIDE, _TRANSLATE_EXECUTE
 
 __all__ = ["DEFAULT_CAP_CHARS", "ProjectContext", "find_context_files", "load_project_context", "scan_context_text"]
 

