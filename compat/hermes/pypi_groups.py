@@ -129,19 +129,14 @@ def memory_driver(value: str, name: str, distribution: str) -> Any:
     Hermes-format modules import host modules at their top); the provider
     itself is built when the driver is instantiated.
     """
-    try:
-        try:  # a kernel-native module imports as it is, outside any scope
+    # An import that fails is the host's to record, like any entry point's (``ModuleNotFoundError: ...``).
+    try:  # a kernel-native module imports as it is, outside any scope
+        obj = _resolve(value, MEMORY_GROUP, name)
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in OWNED_ROOTS:
+            raise
+        with ProviderScope(active_home()).active():  # it imports Hermes Agent's host modules
             obj = _resolve(value, MEMORY_GROUP, name)
-        except ImportError as exc:
-            if (exc.name or "").partition(".")[0] not in OWNED_ROOTS:
-                raise
-            with ProviderScope(active_home()).active():  # it imports Hermes Agent's host modules
-                obj = _resolve(value, MEMORY_GROUP, name)
-    except PluginLoadError:
-        raise
-    except Exception as exc:
-        text = " ".join(str(exc).split())[:300]
-        raise PluginLoadError(MEMORY_GROUP, name, f"{type(exc).__name__}: {text} (from {distribution})") from exc
     if _kernel_native(obj) or not (_hermes_style(obj) or inspect.ismodule(obj) or inspect.isfunction(obj)):
         return obj  # the kernel's own contract, or a wrong type its memory manager names
     attrs = {"entry_value": value, "distribution": distribution, "name": name, "manifest": {}, "__module__": __name__}
@@ -233,11 +228,12 @@ def model_driver(value: str, name: str, distribution: str) -> type[ModelProvider
     """The kernel driver class for model entry point ``name = value`` (a Hermes provider profile)."""
     from hermes.kernel.host import PluginHost
 
-    obj = None
     try:
         obj = _resolve(value, MODEL_GROUP, name)
-    except Exception:  # a Hermes module importing ``providers`` at its top: read it as a profile below
-        obj = None
+    except ImportError as exc:
+        if (exc.name or "").partition(".")[0] != "providers":
+            raise  # recorded by the host like any entry point's import error
+        obj = None  # a Hermes module importing ``providers`` at its top: read as a profile below
     if isinstance(obj, type) and issubclass(obj, ModelProvider):
         return obj
     profile = _profile_of(value, name, distribution)

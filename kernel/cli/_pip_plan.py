@@ -2,10 +2,11 @@
 
 Three steps, so a bad install changes nothing and nothing replaces ``hermes``:
 
-1. *resolve* with ``pip install --dry-run --report``. A package that requires
-   ``hermes-agent`` (Hermes Agent itself, whose console script is also called
-   ``hermes``) is planned without that requirement: its other requirements are
-   resolved instead, and it is installed with ``--no-deps``.
+1. *resolve* with ``pip install --dry-run --report``. A package asked for that
+   requires ``hermes-agent`` (Hermes Agent itself, whose console script is also
+   called ``hermes``) is planned without that requirement: its other
+   requirements are resolved instead, and it is installed with ``--no-deps``.
+   Hermes Agent asked for by name, or needed by a dependency, is refused.
 2. *fetch* every planned distribution as a wheel into a temporary folder
    (``pip wheel --no-deps``), and read each wheel's entry points: one that
    installs a ``hermes`` command of its own is refused.
@@ -88,36 +89,43 @@ def _name(item: dict[str, Any]) -> str:
 
 
 def plan_install(specs: list[str], *, upgrade: bool, editable: bool, work: Path) -> InstallPlan:
-    """Resolve ``specs``; drop a ``hermes-agent`` requirement (see the module docstring)."""
+    """Resolve ``specs``; drop a ``hermes-agent`` requirement (see the module docstring).
+
+    The asked-for packages are read first on their own (``--no-deps``), so one that
+    requires hermes-agent is found before pip would look for hermes-agent at all.
+    """
     args: list[str] = []
     for spec in specs:
         args += ["-e", spec] if editable else [spec]
-    items = _resolve(args, upgrade=upgrade, work=work, label="plan")
-    names = {_name(i) for i in items}
-    if HERMES_AGENT not in names:
-        return InstallPlan(items, [])
-    requested = [i for i in items if i.get("requested")]
-    if any(_name(i) == HERMES_AGENT for i in requested):
+    # By name before pip looks for it (it may not even be reachable), and by what a path or URL turns out to be.
+    by_name = any(_requirement_name(spec) == HERMES_AGENT and not Path(spec).exists() for spec in specs)
+    heads = [] if by_name else _resolve([*args, "--no-deps"], upgrade=upgrade, work=work, label="heads")
+    if by_name or any(_name(i) == HERMES_AGENT for i in heads):
         raise HermesError(
             "hermes-agent is Hermes Agent itself: its `hermes` command would replace hermes-kernel's, so it is not "
             "installed here; install the plugin packages written for it instead (hermes-kernel runs them)"
         )
-    needing = [i for i in items if _name(i) != HERMES_AGENT and any(_requirement_name(r) == HERMES_AGENT for r in _requires(i))]
-    needing_names = {_name(i) for i in needing}
-    # Everything else that was asked for (exactly as resolved), plus what those packages need besides hermes-agent.
-    again: list[str] = []
-    for item in requested:
-        if _name(item) not in needing_names:
-            path = _editable(item)
-            again += ["-e", path] if path else [_source(item)]
-    again += [r for i in needing for r in _requires(i) if _requirement_name(r) not in (HERMES_AGENT, *needing_names)]
-    rest = _resolve(again, upgrade=upgrade, work=work, label="rest") if again else []
-    via = sorted({i["metadata"]["name"] for i in rest if any(_requirement_name(r) == HERMES_AGENT for r in _requires(i))})
+    needing = [i for i in heads if any(_requirement_name(r) == HERMES_AGENT for r in _requires(i))]
+    if needing:
+        names = {_name(i) for i in needing}
+        # Everything else that was asked for (exactly as resolved), plus what those packages need besides hermes-agent.
+        again: list[str] = []
+        for item in heads:
+            if _name(item) not in names:
+                path = _editable(item)
+                again += ["-e", path] if path else [_source(item)]
+        again += [r for i in needing for r in _requires(i) if _requirement_name(r) not in (HERMES_AGENT, *names)]
+        rest = _resolve(again, upgrade=upgrade, work=work, label="rest") if again else []
+    else:
+        rest = _resolve(args, upgrade=upgrade, work=work, label="plan")
     if any(_name(i) == HERMES_AGENT for i in rest):
+        via = sorted({i["metadata"]["name"] for i in rest if any(_requirement_name(r) == HERMES_AGENT for r in _requires(i))})
         raise HermesError(
             f"{', '.join(via) or 'a dependency'} requires hermes-agent, whose `hermes` command would replace "
             "hermes-kernel's; nothing was installed (install that package in an environment of its own)"
         )
+    for item in needing:
+        item["requested"] = True
     return InstallPlan([*rest, *needing], sorted(i["metadata"]["name"] for i in needing))
 
 
