@@ -78,21 +78,26 @@ SAMPLE: tuple[Sample, ...] = (
 NEEDS_HERMES_AGENT = "tokenlab-hermes-provider==0.1.0"
 
 
+#: What pip needs to build a local project offline (build isolation installs these from the wheelhouse).
+BUILD_TOOLS = ("setuptools", "wheel")
+
+
 def wheelhouse() -> Path:
     """The folder holding the sample's wheels and every requirement, downloaded on first use."""
     root = cache_dir().parent / "pypi-plugins"
     done = root / ".complete"
-    if done.exists():
+    wanted = [s.requirement for s in SAMPLE]
+    stamp = "\n".join([*wanted, NEEDS_HERMES_AGENT, *BUILD_TOOLS])  # a changed sample downloads what it lacks
+    if done.exists() and done.read_text(encoding="utf-8") == stamp:
         return root
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "w") as lock:  # xdist workers share the cache
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
+        if done.exists() and done.read_text(encoding="utf-8") == stamp:
             return root
-        wanted = [s.requirement for s in SAMPLE]
-        _pip("download", "--only-binary", ":all:", "-d", str(root), *wanted)
+        _pip("download", "--only-binary", ":all:", "-d", str(root), *wanted, *BUILD_TOOLS)
         _pip("download", "--no-deps", "--only-binary", ":all:", "-d", str(root), NEEDS_HERMES_AGENT)
-        done.touch()
+        done.write_text(stamp, encoding="utf-8")
     return root
 
 

@@ -180,7 +180,7 @@ def install_plan(plan: InstallPlan, *, work: Path) -> list[dict[str, Any]]:
             raise PipFailed("install", result)
     files = sorted(wheels.glob("*.whl")) if wheels.exists() else []
     for wheel in files:
-        owner = wheel.name.split("-", 1)[0]
+        owner = wheel.name.split("-", 1)[0].replace("_", "-")
         if "hermes" in _commands(wheel) and _norm(owner) != _OWN:
             raise HermesError(
                 f"{owner} installs a `hermes` command of its own, which would replace hermes-kernel's; nothing was "

@@ -235,6 +235,27 @@ def test_a_failing_install_installs_nothing_and_the_next_command_works(tmp_path:
     assert listed.returncode == 0 and "no plugins installed" in listed.stdout
 
 
+def test_a_package_with_a_hermes_command_of_its_own_is_refused(tmp_path: Path) -> None:
+    venv = Venv(tmp_path / "venv")
+    project = tmp_path / "lookalike"
+    project.mkdir()
+    (project / "lookalike.py").write_text("def main():\n    print('not hermes-kernel')\n", encoding="utf-8")
+    (project / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(name='hermes-lookalike', version='1.0', py_modules=['lookalike'],\n"
+        "      entry_points={'console_scripts': ['hermes = lookalike:main'], 'hermes_agent.plugins': ['look = lookalike']})\n",
+        encoding="utf-8",
+    )
+    refused = venv("plugin", "install", str(project))
+    assert refused.returncode == 1, refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        "error: hermes-lookalike installs a `hermes` command of its own, which would replace hermes-kernel's; nothing "
+        "was installed (run it in an environment of its own, e.g. `pipx install hermes-lookalike`)"
+    ]
+    assert not (venv.bin / "hermes").exists()
+    assert venv("--version").stdout.startswith("hermes-kernel ")
+
+
 @pytest.mark.parametrize(
     ("group", "slot", "key"),
     [("hermes_agent.memory_providers", "hermes.memory_providers", "memory.provider"),
