@@ -58,6 +58,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolSource",
+    "Veto",
     "__version__",
     "active_home",
     "atomic_write",
@@ -96,6 +97,7 @@ _LAZY = {
     **dict.fromkeys(["Agent", "AgentEvent", "ModelRoute"], ".agent"),
     **dict.fromkeys(["ArgumentsError", "decode_arguments"], ".arguments"),
     "IterationBudget": ".budget",
+    "Veto": ".veto",
     "ContextEngine": ".context_engine",
     "estimate_tokens": ".context_engine",
     "MemoryProvider": ".memory_provider",
@@ -132,6 +134,7 @@ if TYPE_CHECKING:
     from .tool_registry import ToolCall, ToolRegistry, ToolResult
     from .tools import CARRY_OVER_KEY, CLIENT_WRAPPER_SERVICE, TENANT_SERVICE, Tool, ToolContext, ToolError, ToolSource, tools_from_plugin
     from .usage import CanonicalUsage, CostResult
+    from .veto import Veto
     from .credentials import (
         Credential,
         CredentialPool,

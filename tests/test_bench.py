@@ -97,6 +97,9 @@ def test_store_write_benchmark_compares_one_writer_with_both_hand_written_schema
     assert min(full["store_wal_mb"], normal["raw_2_index_wal_mb"]) > 0
     # An append: BEGIN, UPDATE, INSERT (+ the word index's trigger), COMMIT; the trigram index is not on it.
     assert result["per_append"]["fts_internal"] < 14
+    # 4 appends a burst are fewer than LEAVE_LAG: left to the next writer, which indexes them all.
+    left = full["index_left_for_later"]
+    assert left["messages"] == 4 and left["ms"] >= 0
 
 
 def test_store_write_benchmark_counts_every_contended_append(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -41,6 +41,24 @@ def test_hookspecs_match_architecture() -> None:
         "config_keys",
         "on_memory_write",
         "on_delegation",
+        # around calls (issue 29)
+        "on_session_start",
+        "on_session_reset",
+        "on_session_finalize",
+        "before_model_call",
+        "after_model_call",
+        "transform_model_output",
+        "before_api_request",
+        "after_api_request",
+        "on_api_error",
+        "before_tool_call",
+        "after_tool_call",
+        "transform_tool_result",
+        "transform_terminal_output",
+        "before_approval_request",
+        "after_approval_response",
+        "on_subagent_start",
+        "on_subagent_stop",
     }
     for name in _specs():
         assert getattr(hookspecs, name).__doc__.strip(), f"{name} has no docstring"

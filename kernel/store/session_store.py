@@ -54,7 +54,7 @@ from .rows import (
 from .schema import apply_migrations, is_up_to_date, migrations
 from .sqlite_bulk import RemovalAndCopy
 from .search import SearchHit, SortOrder, search_messages
-from .substring_index import SubstringIndexer, finish_index, has_lag, index_batch
+from .substring_index import SubstringIndexer, finish_index, has_lag, index_batch, lag
 from .tenants import title_in_use
 from .titles import next_numbered_title, sanitize_title
 from .writers import FileWriterLeases, WriterClaim
@@ -148,7 +148,7 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
             self.conn.close()
             self._lock.close()
             raise
-        self._indexer = SubstringIndexer(self._index_batch)
+        self._indexer = SubstringIndexer(self._index_batch, lag=self._index_lag)
         if has_lag(self.conn):  # a writer that died before its batch: index its messages now
             self._indexer.request()
 
@@ -221,6 +221,9 @@ class SQLiteSessionStore(RemovalAndCopy, SessionStore):
     def _index_batch(self) -> bool:
         """One batch of the substring index (on the indexer's thread); True when more wait."""
         return self.conn is not None and index_batch(self._read, self._write)
+
+    def _index_lag(self) -> int:
+        return 0 if self.conn is None else self._read(lag)
 
     def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction under the write lock, retrying when busy."""

@@ -172,9 +172,9 @@ def test_checkpoints_every_50_writes_and_on_close(tmp_path: Path) -> None:
         store.append_message(sid, {"role": "user", "content": str(i)})
     assert checkpoints == [50, 100]
     store.close()
-    # 121 writes, and on close the substring index's batch (one more, unless the indexer
-    # thread ran one already), then the last checkpoint.
-    assert checkpoints[:2] == [50, 100] and len(checkpoints) == 3 and checkpoints[2] == store._writes >= 122
+    # 121 writes (the substring index's 120 waiting rows are left to the next writer, or
+    # indexed by the indexer thread if the test paused long enough), then the last checkpoint.
+    assert checkpoints[:2] == [50, 100] and len(checkpoints) == 3 and checkpoints[2] == store._writes >= 121
 
 
 def test_a_reader_opening_later_keeps_the_writers_lock_so_no_other_process_deletes_its_wal(tmp_path: Path) -> None:

@@ -12,7 +12,15 @@ from pathlib import Path
 from hermes.kernel.store import SQLiteSessionStore
 from hermes.kernel.store.salvage import check_database
 from hermes.kernel.store.schema import apply_migrations
-from hermes.kernel.store.substring_index import CATCH_UP_BATCH, catch_up, has_lag, indexed_through
+from hermes.kernel.store.substring_index import (
+    BUSY_LAG,
+    CATCH_UP_BATCH,
+    LEAVE_LAG,
+    SubstringIndexer,
+    catch_up,
+    has_lag,
+    indexed_through,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,6 +43,14 @@ def _integrity(path: Path) -> None:
         conn.close()
 
 
+def _settled(store: SQLiteSessionStore, seconds: float = 20) -> None:
+    """Wait for the store's indexer to hold every message (it runs when the writes pause)."""
+    deadline = time.monotonic() + seconds
+    while has_lag(store.conn) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not has_lag(store.conn)
+
+
 def test_an_append_skips_the_trigram_index_and_search_still_finds_it_at_once(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     with SQLiteSessionStore(path) as store:
@@ -44,9 +60,63 @@ def test_an_append_skips_the_trigram_index_and_search_still_finds_it_at_once(tmp
         assert _trigram_ids(path, "okkaber") == []
         [hit] = store.search("okkaber")  # a substring: the trigram path, which reads the lag itself
         assert hit.message_id == mid and "**okkaber**" in hit.snippet
-    # Closing indexes what waits: the index itself now holds it, and agrees with the table.
+    # Closing leaves the one waiting row to the next writer, whose indexer adds it at a pause.
+    assert _trigram_ids(path, "okkaber") == []
+    with SQLiteSessionStore(path) as store:
+        assert [h.message_id for h in store.search("okkaber")] == [mid]  # found while it waits
+        _settled(store)
     assert _trigram_ids(path, "okkaber") == [mid]
     _integrity(path)
+
+
+def test_close_indexes_what_waits_from_leave_lag_messages_on(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SQLiteSessionStore(path)
+    sid = store.create_session()
+    store._indexer.close()  # type: ignore[union-attr]  # no pause-time batch: close alone decides
+    store.append_messages(sid, [{"role": "user", "content": f"numbat {i}"} for i in range(LEAVE_LAG - 1)])
+    store.close()
+    assert has_lag(sqlite3.connect(path))  # fewer than LEAVE_LAG: left to the next writer
+    store = SQLiteSessionStore(path)
+    store._indexer.close()  # type: ignore[union-attr]
+    store.append_messages(sid, [{"role": "user", "content": "numbat last"}])
+    store.close()
+    assert not has_lag(sqlite3.connect(path))
+    assert len(_trigram_ids(path, "umba")) == LEAVE_LAG
+    _integrity(path)
+
+
+def test_the_indexer_waits_for_a_pause_unless_busy_lag_messages_wait() -> None:
+    import threading
+
+    batches: list[int] = []
+    waiting = {"n": 0}
+    done = threading.Event()
+
+    def batch() -> bool:
+        batches.append(waiting["n"])
+        waiting["n"] = 0
+        done.set()
+        return False
+
+    indexer = SubstringIndexer(batch, lag=lambda: waiting["n"], delay_s=0.05, busy_lag=BUSY_LAG)
+    try:
+        for _ in range(20):  # requests every 10 ms: never a pause, and the lag stays small
+            waiting["n"] += 1
+            indexer.request()
+            time.sleep(0.01)
+        assert batches == []
+        waiting["n"] += BUSY_LAG  # a big lag: the next tick runs a batch though writes go on
+        for _ in range(15):
+            indexer.request()
+            time.sleep(0.01)
+        assert done.wait(5) and batches[0] >= BUSY_LAG
+        done.clear()
+        waiting["n"] = 3
+        indexer.request()  # then a pause: the small lag is indexed too
+        assert done.wait(5) and batches[-1] == 3
+    finally:
+        indexer.close()
 
 
 def test_the_indexer_thread_catches_up_while_the_store_stays_open(tmp_path: Path) -> None:
@@ -86,6 +156,7 @@ def test_deleting_and_editing_messages_not_yet_indexed_keeps_the_index_sound(tmp
         store.conn.execute("UPDATE messages SET content = 'gamma emu' WHERE id = ?", (first,))
         store.conn.execute("DELETE FROM messages WHERE id = ?", (second,))
         assert [h.message_id for h in store.search("amma em")] == [first] and store.search("oala") == []
+        _settled(store)
     _integrity(path)  # a 'delete' of a row the index never held would corrupt it
     assert _trigram_ids(path, "amma em") == [first] and _trigram_ids(path, "angaro") == []
 
@@ -95,7 +166,8 @@ def test_an_id_reused_below_the_mark_is_indexed_at_once(tmp_path: Path) -> None:
     with SQLiteSessionStore(path) as store:
         sid = store.create_session()
         [old] = store.append_messages(sid, [{"role": "user", "content": "platypus"}])
-    with SQLiteSessionStore(path) as store:  # closed and opened: everything indexed
+    with SQLiteSessionStore(path) as store:  # closed and opened: the indexer catches up at a pause
+        _settled(store)
         assert indexed_through(store.conn) == old
         store.conn.execute("DELETE FROM messages WHERE id = ?", (old,))
         [new] = store.append_messages(sid, [{"role": "user", "content": "echidna"}])
@@ -121,7 +193,8 @@ def test_a_writer_killed_mid_burst_loses_no_committed_message_and_the_index_catc
         assert {f"wk-{i} concurrent worker message" for i in acked} <= contents
         last = max(acked)
         assert [h.snippet for h in store.search(f"k-{last} concurr")] != []  # found at once, indexed or not
-    assert not has_lag(sqlite3.connect(db))  # the next writer to open the file indexed the rest
+        _settled(store)  # the next writer to open the file indexes the rest
+    assert not has_lag(sqlite3.connect(db))
     _integrity(db)
     assert len(_trigram_ids(db, "current worker")) >= len(acked)
 
@@ -143,8 +216,6 @@ def test_a_file_from_before_the_lagging_index_counts_as_fully_indexed(tmp_path: 
 
 def test_close_stops_the_indexer_even_when_its_wake_up_is_cleared_after_close_gave_it() -> None:
     import threading
-
-    from hermes.kernel.store.substring_index import SubstringIndexer
 
     indexer = SubstringIndexer(lambda: False, delay_s=0.0)
 
