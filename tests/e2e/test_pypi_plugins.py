@@ -11,11 +11,14 @@ model server.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +45,8 @@ KEY = "sk-test-key-0123456789abcdef"
 class Venv:
     """``hermes`` in an overlay virtual environment, offline pip, no HERMES_LOAD_PLUGINS."""
 
-    def __init__(self, root: Path) -> None:
-        self.python = overlay_venv(root)
+    def __init__(self, root: Path, *, existing: bool = False) -> None:
+        self.python = root / "bin" / "python" if existing else overlay_venv(root)
         self.bin = self.python.parent
         self.env = {k: v for k, v in os.environ.items() if k not in ("HERMES_LOAD_PLUGINS", "PYTHONPATH")}
         self.env.update(offline_pip_env())
@@ -55,23 +58,54 @@ class Venv:
                               env=env, cwd=cwd, timeout=300, input=input)  # fmt: skip
 
 
+@contextmanager
+def _once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[tuple[Path, Path | None]]:
+    """A folder shared by every xdist worker of this run, and the result file of whoever built it first.
+
+    Yields ``(root, result)``: ``result`` is None for the worker that must build (it writes
+    ``root / "result"`` when done), else the file the first one wrote.
+    """
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / name
+    root.mkdir(exist_ok=True)
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / "result"
+        yield root, (done if done.exists() else None)
+
+
 @pytest.fixture(scope="session")
 def sample_venv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Venv, str]:
-    """One environment holding the whole sample, installed by ``hermes plugin install`` (and its output)."""
-    root = tmp_path_factory.mktemp("pypi-sample")
-    venv = Venv(root / "venv")
-    proc = subprocess.run(
-        [str(venv.python), "-m", "hermes.kernel", "plugin", "install", *(s.requirement for s in SAMPLE)],
-        capture_output=True, text=True, env={**venv.env, "HERMES_HOME": str(root / "home")}, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return venv, proc.stdout
+    """One environment holding the whole sample, installed by ``hermes plugin install`` (and its output).
+
+    Built once per run and shared by the xdist workers; tests never change it (their homes are their own).
+    """
+    with _once_per_run(tmp_path_factory, "pypi-sample") as (root, result):
+        if result is not None:
+            return Venv(root / "venv", existing=True), result.read_text(encoding="utf-8")
+        venv = Venv(root / "venv")
+        proc = subprocess.run(
+            [str(venv.python), "-m", "hermes.kernel", "plugin", "install", *(s.requirement for s in SAMPLE)],
+            capture_output=True, text=True, env={**venv.env, "HERMES_HOME": str(root / "home")}, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        (root / "result").write_text(proc.stdout, encoding="utf-8")
+        return venv, proc.stdout
 
 
 @pytest.fixture(scope="session")
 def on_hermes_agent(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """What Hermes Agent 0.19.0 made of each sample package (tests/e2e/hermes_agent_probe.py)."""
-    root = tmp_path_factory.mktemp("pypi-on-hermes-agent")
+    """What Hermes Agent 0.19.0 made of each sample package (tests/e2e/hermes_agent_probe.py), once per run."""
+    with _once_per_run(tmp_path_factory, "pypi-on-hermes-agent") as (root, result):
+        if result is not None:
+            return json.loads(result.read_text(encoding="utf-8"))
+        found = _probe_hermes_agent(root)
+        (root / "result").write_text(json.dumps(found), encoding="utf-8")
+        return found
+
+
+def _probe_hermes_agent(root: Path) -> dict[str, Any]:
     target, home = root / "target", root / "home"
     home.mkdir()
     pip = subprocess.run(
