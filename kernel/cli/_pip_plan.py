@@ -10,8 +10,9 @@ Three steps, so a bad install changes nothing and nothing replaces ``hermes``:
 2. *fetch* every planned distribution as a wheel into a temporary folder
    (``pip wheel --no-deps``), and read each wheel's entry points: one that
    installs a ``hermes`` command of its own is refused.
-3. *install* exactly those files with ``--no-index --no-deps``. If that fails,
-   what it had installed already is uninstalled again.
+3. *install* exactly those files with ``--no-index --no-deps`` (an editable
+   project with ``--no-deps``, built in place). If that fails, what it had
+   installed already is uninstalled again.
 
 pip's own settings (``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, ``PIP_NO_INDEX``)
 apply to steps 1 and 2, as they would to a plain ``pip install``.
@@ -187,13 +188,20 @@ def install_plan(plan: InstallPlan, *, work: Path) -> list[dict[str, Any]]:
                 f"installed (run it in an environment of its own, e.g. `pipx install {owner}`)"
             )
     before = _installed()
-    report = work / "install.json"
+    done: list[dict[str, Any]] = []
     editables = [a for i in plan.items if (path := _editable(i)) for a in ("-e", path)]
-    result = _pip("install", "--no-index", "--no-deps", "--report", str(report), *map(str, files), *editables)
-    if result.returncode != 0:
-        _undo(before, (i["metadata"]["name"] for i in plan.items))
-        raise PipFailed("install", result)
-    return list(json.loads(report.read_text(encoding="utf-8")).get("install", []))
+    # The fetched wheels from their folder only; an editable project is built in place, and its build
+    # backend comes from pip's usual index.
+    steps = [("files", ["--no-index", *map(str, files)])] if files else []
+    steps += [("editables", editables)] if editables else []
+    for label, args in steps:
+        report = work / f"install-{label}.json"
+        result = _pip("install", "--no-deps", "--report", str(report), *args)
+        if result.returncode != 0:
+            _undo(before, (i["metadata"]["name"] for i in plan.items))
+            raise PipFailed("install", result)
+        done += json.loads(report.read_text(encoding="utf-8")).get("install", [])
+    return done
 
 
 def _undo(before: set[str], names: Iterable[str]) -> None:

@@ -8,6 +8,7 @@ install (tests/e2e/test_pypi_plugins.py runs the same path with real pip).
 from __future__ import annotations
 
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,11 @@ def test_a_failed_install_uninstalls_what_it_had_added(monkeypatch: pytest.Monke
 
     def pip(*args: str) -> subprocess.CompletedProcess[str]:
         calls.append(args)
-        if args[0] == "wheel":
+        if args[0] == "wheel":  # what `pip wheel -w DIR` leaves: the planned wheel
+            folder = Path(args[args.index("-w") + 1])
+            folder.mkdir(parents=True, exist_ok=True)
+            with zipfile.ZipFile(folder / "new_one-1.0-py3-none-any.whl", "w") as wheel:
+                wheel.writestr("new_one-1.0.dist-info/METADATA", "Name: new-one\nVersion: 1.0\n")
             return subprocess.CompletedProcess(args, 0, "", "")
         if args[0] == "install":
             present.add("new-one")  # pip got as far as one package, then failed
@@ -92,4 +97,5 @@ def test_a_failed_install_uninstalls_what_it_had_added(monkeypatch: pytest.Monke
     with pytest.raises(_pip_plan.PipFailed) as failed:
         _pip_plan.install_plan(plan, work=tmp_path)
     assert failed.value.output == ["ERROR: disk full"]
+    assert calls[-2][:2] == ("install", "--no-deps") and "--no-index" in calls[-2]
     assert calls[-1] == ("uninstall", "--yes", "--quiet", "new-one")  # never what was there before
