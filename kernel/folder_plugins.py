@@ -1,10 +1,16 @@
-"""Folder plugins: Hermes-format memory providers in ``HERMES_HOME/plugins/<name>/``.
+"""Hermes-format providers outside the kernel's contract, as drivers of the kernel's slots.
+
+* Folder plugins: memory providers in ``HERMES_HOME/plugins/<name>/``.
+* Packages written for Hermes Agent: entry points in ``hermes_agent.memory_providers``
+  and ``hermes_agent.model_providers`` (groups published packages declare), and
+  third-party entries of ``hermes.memory_providers`` (some name a Hermes-format class).
 
 The plugin host adds each one to its entry-point index as one more driver of
-``hermes.memory_providers`` (one discovery path, not a second plugin system).
-Discovery reads file names and at most the head of ``__init__.py``; nothing is
-imported until the provider is selected, and then through
-``hermes.compat.hermes``.
+``hermes.memory_providers`` or ``hermes.model_providers`` (one discovery path,
+not a second plugin system). Discovery reads file names, metadata and at most
+the head of ``__init__.py``; nothing is imported until the provider is
+selected, and then through ``hermes.compat.hermes``, which adapts a foreign
+object and passes a kernel-native one through.
 """
 
 from __future__ import annotations
@@ -14,10 +20,15 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FOLDER_GROUP", "FolderEntry", "is_folder_provider", "scan_folders"]
+__all__ = ["FOLDER_GROUP", "HERMES_AGENT_GROUPS", "FolderEntry", "HermesPackageEntry", "is_folder_provider", "scan_folders"]
 
 #: The slot a folder plugin becomes a driver of.
 FOLDER_GROUP = "hermes.memory_providers"
+#: Hermes Agent's entry-point groups and the kernel slot each one feeds.
+HERMES_AGENT_GROUPS = {
+    "hermes_agent.memory_providers": "hermes.memory_providers",
+    "hermes_agent.model_providers": "hermes.model_providers",
+}
 
 
 def _load_folder(folder: Path) -> Any:
@@ -67,6 +78,43 @@ class FolderEntry:
         from hermes.compat.hermes import read_manifest
 
         return str(read_manifest(self.folder).get("version") or "")
+
+
+class HermesPackageEntry:
+    """An installed entry point whose object may be written for Hermes Agent; loads through the compat layer.
+
+    ``record`` is an :class:`~hermes.kernel.entry_index.EntryRecord`; ``group`` is the
+    kernel slot it is a driver of, ``declared_group`` the group the package declared.
+    """
+
+    kind = "package"
+
+    def __init__(self, record: Any, group: str) -> None:
+        self.record = record
+        self.group = group
+        self.declared_group = record.group
+        self.name, self.value = record.name, record.value
+        self.distribution, self.version = record.distribution, record.version
+
+    def load(self) -> Any:
+        """The kernel driver class: a kernel-native class as it is, a Hermes-format object adapted."""
+        from hermes.compat.hermes import memory_driver, model_driver  # only when such a provider is used
+
+        make = model_driver if self.group == "hermes.model_providers" else memory_driver
+        return make(self.value, self.name, self.distribution)
+
+    @functools.cached_property
+    def entry_point(self) -> Any:
+        """The entry as an ``importlib.metadata.EntryPoint`` (for stevedore) whose ``load()`` is :meth:`load`."""
+        import importlib.metadata as metadata
+
+        outer = self
+
+        class _HermesEntryPoint(metadata.EntryPoint):
+            def load(self) -> Any:
+                return outer.load()
+
+        return _HermesEntryPoint(name=self.name, value=self.value, group=self.group)
 
 
 def is_folder_provider(folder: Path) -> bool:

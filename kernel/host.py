@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .entry_index import EntryRecord, installed_entry_points
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
-from .folder_plugins import FOLDER_GROUP, scan_folders
+from .folder_plugins import FOLDER_GROUP, HERMES_AGENT_GROUPS, HermesPackageEntry, scan_folders
 from .lazy_log import LazyLogger
 
 if TYPE_CHECKING:
@@ -154,9 +154,19 @@ def _describe(exc: BaseException, limit: int = 300) -> str:
 def _scan_entry_points() -> dict[str, list[_Entry]]:
     """Every entry point in a hermes group, once each, from the per-installation index."""
     found: dict[str, list[_Entry]] = {group: [] for group in GROUPS}
+    hermes_agent = []
     for record in installed_entry_points():
-        if record.group in found:
+        if record.group == FOLDER_GROUP and normalize_dist_name(record.distribution) != BUILTIN_DISTRIBUTION:
+            found[FOLDER_GROUP].append(HermesPackageEntry(record, FOLDER_GROUP))  # type: ignore[arg-type]
+        elif record.group in found:
             found[record.group].append(_Entry(record))
+        elif record.group in HERMES_AGENT_GROUPS:
+            hermes_agent.append(record)
+    # Packages written for Hermes Agent: drivers of the slot their group feeds; the kernel's group wins a name.
+    for record in hermes_agent:
+        slot = HERMES_AGENT_GROUPS[record.group]
+        if all(e.name != record.name for e in found[slot]):
+            found[slot].append(HermesPackageEntry(record, slot))  # type: ignore[arg-type]
     return found
 
 

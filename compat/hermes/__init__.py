@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from .adapter import HermesProviderAdapter, load_folder_provider
     from .loader import import_provider, read_manifest
     from .memory_provider import MemoryProvider
+    from .pypi_groups import memory_driver, model_driver
     from .standins import FeatureUnavailable, ProviderScope
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "config_map",
     "import_provider",
     "load_folder_provider",
+    "memory_driver",
+    "model_driver",
     "read_manifest",
 ]
 
@@ -35,6 +38,7 @@ _LAZY = {
     **dict.fromkeys(["HermesProviderAdapter", "load_folder_provider"], ".adapter"),
     **dict.fromkeys(["import_provider", "read_manifest"], ".loader"),
     "MemoryProvider": ".memory_provider",
+    **dict.fromkeys(["memory_driver", "model_driver"], ".pypi_groups"),
     **dict.fromkeys(["FeatureUnavailable", "ProviderScope"], ".standins"),
 }
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata as metadata
-import json
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,7 @@ import typer
 from ..config import read_config_file, set_config_value
 from ..errors import HermesError
 from ..home import file_lock, lock_file_for
+from ..folder_plugins import HERMES_AGENT_GROUPS
 from ..host import FOLDER_GROUP, GROUPS, PluginHost, PluginInfo, normalize_dist_name
 from ._state import JsonOption, print_json, print_table, report, state
 
@@ -42,16 +42,25 @@ def _pip_failed(action: str, result: subprocess.CompletedProcess[str]) -> None:
 
 
 def _contributions(dist_name: str) -> dict[str, list[str]]:
-    """Entry-point names per hermes group that a distribution registers."""
+    """Entry-point names per hermes (or Hermes Agent, ``hermes_agent.*``) group that a distribution registers."""
     try:
         dist = metadata.distribution(dist_name)
     except metadata.PackageNotFoundError:
         return {}
     found: dict[str, list[str]] = {}
     for ep in dist.entry_points:
-        if ep.group in GROUPS:
+        if ep.group in GROUPS or ep.group.startswith("hermes_agent."):  # Hermes Agent's groups are read too
             found.setdefault(ep.group, []).append(ep.name)
     return {group: sorted(names) for group, names in sorted(found.items())}
+
+
+def _commands(dist_name: str) -> list[str]:
+    """The console scripts a distribution installed."""
+    try:
+        eps = metadata.distribution(dist_name).entry_points
+    except metadata.PackageNotFoundError:
+        return []
+    return sorted(ep.name for ep in eps if ep.group == "console_scripts")
 
 
 def _resolve(host: PluginHost, name: str) -> list[PluginInfo]:
@@ -125,21 +134,24 @@ def _report_folder(host: PluginHost, name: str, target: Path) -> None:
 
 def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editable: bool, as_json: bool) -> list[dict[str, Any]]:
     """pip-install ``specs``; say what each contributed, or return it as data with ``as_json``."""
-    args: list[str] = []
-    for spec in specs:
-        args += ["-e", spec] if editable else [spec]
+    from ._pip_plan import PipFailed, install_plan, plan_install
+
     with tempfile.TemporaryDirectory() as tmp:
-        report_path = Path(tmp) / "report.json"
-        result = _pip("install", *(["--upgrade"] if upgrade else []), "--report", str(report_path), *args)
-        if result.returncode != 0:
-            _pip_failed("install", result)
-        installed = json.loads(report_path.read_text(encoding="utf-8")).get("install", [])
+        try:
+            plan = plan_install(specs, upgrade=upgrade, editable=editable, work=Path(tmp))
+            installed = install_plan(plan, work=Path(tmp))
+        except PipFailed as exc:
+            for line in exc.output:
+                typer.echo(f"  {line}", err=True)
+            raise
     host = state(ctx).host
     host.refresh()
-    requested = [i["metadata"]["name"] for i in installed if i.get("requested")]
+    # Step 3 installs files, so "requested" is what the plan resolved as asked for (or let go of hermes-agent).
+    requested = {i["metadata"]["name"] for i in plan.items if i.get("requested")} | set(plan.without_hermes_agent)
+    requested &= {i["metadata"]["name"] for i in installed}
     if as_json:
         return [
-            {"name": i["metadata"]["name"], "version": i["metadata"]["version"], "requested": bool(i.get("requested")),
+            {"name": i["metadata"]["name"], "version": i["metadata"]["version"], "requested": i["metadata"]["name"] in requested,
              "kind": "package", "entry_points": _contributions(i["metadata"]["name"])}
             for i in installed
         ]  # fmt: skip
@@ -149,14 +161,20 @@ def _pip_install(ctx: typer.Context, specs: list[str], *, upgrade: bool, editabl
     for item in installed:
         name, version = item["metadata"]["name"], item["metadata"]["version"]
         groups = _contributions(name)
-        if not item.get("requested") and not groups:
+        if name not in requested and not groups:
             continue  # a plain dependency
         typer.echo(f"installed {name} {version}")
+        if name in plan.without_hermes_agent:
+            typer.echo(f"  note: {name} requires hermes-agent; installed without it, so `hermes` stays hermes-kernel's "
+                       "command (hermes-kernel runs plugins written for Hermes Agent itself)")  # fmt: skip
         if not groups:
-            typer.echo(f"  warning: {name} registers no hermes entry points, so it adds nothing to hermes")
+            commands = _commands(name)
+            also = f"; it installed the command(s) {', '.join(commands)}" if commands else ""
+            typer.echo(f"  warning: {name} registers no hermes entry points, so it adds nothing to hermes by itself{also}")
         for group, names in groups.items():
             typer.echo(f"  {group}: {', '.join(names)}")
-        if groups and not any(r.distribution == name for r in host.installed()):
+        indexed = [g for g in groups if g in GROUPS or g in HERMES_AGENT_GROUPS]
+        if indexed and not any(r.distribution == name for r in host.installed()):
             typer.echo(f"  note: HERMES_LOAD_PLUGINS does not name {name}, so it will not load")
     return []
 
