@@ -34,7 +34,8 @@ GROUP = "hermes.plugins"
 TOOLSET = "hermes_agent"
 _NAMESPACE = "hermes_plugins"  # Hermes Agent imports folder plugins under this package
 
-#: Contexts of the plugins loaded in this process, by plugin key, in load order.
+#: Contexts of the plugins loaded in this process, by where they come from (a folder's path, an
+#: entry point's value), in load order: a second host in the process gets the same plugin back.
 _LOADED: dict[str, PluginContext] = {}
 
 
@@ -50,9 +51,9 @@ def plugin_tools() -> list[Tool]:
 def slash_commands() -> dict[str, dict[str, Any]]:
     """``{name: {"handler", "description", "plugin"}}`` of every loaded plugin's slash commands."""
     found: dict[str, dict[str, Any]] = {}
-    for key, ctx in _LOADED.items():
+    for ctx in _LOADED.values():
         for name, spec in ctx.commands.items():
-            found.setdefault(name, {**spec, "plugin": key})
+            found.setdefault(name, {**spec, "plugin": ctx.manifest.key})
     return found
 
 
@@ -78,8 +79,8 @@ def _builtin_tool_names() -> frozenset[str]:
 
 def _reserved() -> dict[str, str]:
     taken = {name: "a built-in tool of hermes-kernel" for name in _builtin_tool_names()}
-    for key, ctx in _LOADED.items():
-        taken.update({tool.name: f"plugin {key!r}" for tool in ctx.tools})
+    for ctx in _LOADED.values():
+        taken.update({tool.name: f"plugin {ctx.manifest.key!r}" for tool in ctx.tools})
     return taken
 
 
@@ -134,17 +135,14 @@ def _line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _register(key: str, register: Any, manifest: PluginManifest) -> Any:
+def _register(origin: str, register: Any, manifest: PluginManifest) -> Any:
     """Run ``register(ctx)``; the listener for what it registered."""
-    if key in _LOADED:  # a second host in this process: the same plugin, not a second copy of its tools
-        ctx = _LOADED[key]
-    else:
-        ctx = PluginContext(manifest, _reserved())
-        try:
-            register(ctx)
-        except Exception as exc:
-            raise PluginLoadError(GROUP, key, f"register(ctx) raised {_line(exc)}") from exc
-        _LOADED[key] = ctx
+    ctx = PluginContext(manifest, _reserved())
+    try:
+        register(ctx)
+    except Exception as exc:
+        raise PluginLoadError(GROUP, manifest.key, f"register(ctx) raised {_line(exc)}") from exc
+    _LOADED[origin] = ctx
     return _listener(ctx)
 
 
@@ -160,21 +158,21 @@ def _listener(ctx: PluginContext) -> Any:
 def load_general_folder(folder: Path) -> Any:
     """The listener of the general plugin in ``folder`` (its ``register(ctx)`` run once per process)."""
     data = _manifest(folder)
-    key = folder.name
-    if key in _LOADED:
-        return _listener(_LOADED[key])
+    key, origin = folder.name, str(folder.resolve())
+    if origin in _LOADED:
+        return _listener(_LOADED[origin])
     module = _import_folder(folder, key.replace("-", "_").replace(".", "_"))
     register = getattr(module, "register", None)
     if not callable(register):
         raise PluginLoadError(GROUP, key, f"{folder / '__init__.py'} has no register(ctx) function")
-    return _register(key, register, PluginManifest(key, data, source="folder", path=str(folder)))
+    return _register(origin, register, PluginManifest(key, data, source="folder", path=str(folder)))
 
 
 def load_general_entry_point(record: Any) -> Any:
     """The listener of a ``hermes_agent.plugins`` entry point: a module with ``register``, or ``register`` itself."""
-    key = record.name
-    if key in _LOADED:
-        return _listener(_LOADED[key])
+    key, origin = record.name, f"{record.distribution}:{record.value}"
+    if origin in _LOADED:
+        return _listener(_LOADED[origin])
     try:
         obj = record.load()
     except Exception as exc:
@@ -184,7 +182,7 @@ def load_general_entry_point(record: Any) -> Any:
     if not callable(register):
         raise PluginLoadError(GROUP, key, f"entry point {record.value!r} names no register(ctx) function")
     manifest = PluginManifest(key, {"version": record.version}, source="entry point", path=record.value)
-    return _register(key, register, manifest)
+    return _register(origin, register, manifest)
 
 
 def _register_cli_commands(self: Any, app: Any) -> None:

@@ -110,6 +110,14 @@ def install(
 
 
 def _report_folder(host: PluginHost, name: str, target: Path) -> None:
+    from ..folder_plugins import GENERAL_GROUP, is_general_plugin
+
+    if is_general_plugin(target):  # a Hermes Agent general plugin: it loads at the next start
+        rows = [r for r in host.installed(GENERAL_GROUP, everything=True) if r.name == name]
+        version = rows[0].version if rows else ""
+        typer.echo(f"installed Hermes Agent plugin {name} {version}".rstrip() + f" into {target}")
+        typer.echo(f"  {GENERAL_GROUP}: {name} (see `hermes plugin list`)")
+        return
     rows = [r for r in host.installed(FOLDER_GROUP, everything=True) if r.name == name]
     version = rows[0].version if rows else ""
     typer.echo(f"installed folder provider {name} {version}".rstrip() + f" into {target}")

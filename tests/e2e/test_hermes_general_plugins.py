@@ -60,8 +60,10 @@ def test_bundled_plugins_and_hello_world_load_list_and_serve_a_chat(
     plugins = hermes_home / "plugins"
     for name in BUNDLED:
         shutil.copytree(release_path(LATEST) / "plugins" / name, plugins / name)
-    shutil.copytree(HELLO, plugins / "hello-world")
     run = _runner(_env(fake_model_server, ",".join((*BUNDLED, "hello-world"))), tmp_path)
+    installed = run("plugin", "install", str(HELLO))
+    assert installed.returncode == 0, installed.stderr
+    assert f"installed Hermes Agent plugin hello-world 1.0.0 into {plugins / 'hello-world'}" in installed.stdout
 
     rows = _rows(run)
     assert {n: (r["kind"], r["enabled"], r["error"]) for n, r in rows.items()} == {
