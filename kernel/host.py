@@ -485,6 +485,10 @@ class PluginHost:
             raise HermesError(f"plugin {name or type(obj).__name__!r} is already registered or blocked")
         return registered
 
+    def listeners(self) -> list[tuple[str, object]]:
+        """``(name, object)`` of every registered hook listener; none before the first registers."""
+        return [] if self._pm is None else list(self._pm.list_name_plugin())
+
     def unregister(self, obj: object) -> None:
         """Stop ``obj`` from receiving hooks (no-op if it was not registered)."""
         if self._pm is not None and self._pm.is_registered(obj):

@@ -147,7 +147,12 @@ def _register(origin: str, register: Any, manifest: PluginManifest) -> Any:
 
 
 def _listener(ctx: PluginContext) -> Any:
-    extra: dict[str, Any] = {"hermes_load_notes": list(ctx.notes), "hermes_plugin_context": ctx}
+    extra: dict[str, Any] = {
+        "hermes_load_notes": list(ctx.notes),
+        "hermes_plugin_context": ctx,
+        # What the REPL reads for slash commands (kernel/cli/_repl.py): {name: (handler(text), summary)}.
+        "slash_commands": {name: (c["handler"], c["description"]) for name, c in ctx.commands.items()},
+    }
     if ctx.cli_commands:
         extra["register_commands"] = hookimpl(_register_cli_commands)
     listener = listener_class(ctx.hooks.kernel_hooks(), extra)()

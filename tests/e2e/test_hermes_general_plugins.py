@@ -92,6 +92,11 @@ def test_bundled_plugins_and_hello_world_load_list_and_serve_a_chat(
     hello = run("hello", "Grace")
     assert (hello.returncode, hello.stdout.strip()) == (0, "Hello, Grace! (from hermes hello)")
 
+    # Its register_command is a slash command in the REPL; a built-in name stays the built-in's.
+    repl = run("chat", "--repl", input="/help\n/hello Ada Lovelace\n/exit\n")
+    assert repl.returncode == 0, repl.stderr
+    assert "Hello from a slash command, Ada Lovelace!" in repl.stderr and "/hello" in repl.stderr
+
     # disable / enable / remove work on folder plugins.
     assert run("plugin", "disable", "hello-world").returncode == 0
     assert _rows(run)["hello-world"]["enabled"] is False
