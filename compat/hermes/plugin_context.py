@@ -187,12 +187,15 @@ class PluginContext:
         if not Path(path).exists():
             raise FileNotFoundError(f"SKILL.md not found at {path}")
         self.skills[f"{self.manifest.name}:{name}"] = {"path": Path(path), "description": description}
+        self._note(f"skill {name!r} kept but not offered: plugin skills need a skill folder "
+                   f"(copy {Path(path).parent} into HERMES_HOME/skills/)")  # fmt: skip
 
     def register_context_engine(self, engine: Any) -> None:
         if self.context_engine is not None:
             self._note("a second context engine was refused: one per plugin")
             return
         self.context_engine = engine
+        self._note("its context engine is not used (Hermes Agent's engine contract differs): choose one with context.engine")
 
     def register_memory_provider(self, provider: Any) -> None:
         self.memory_provider = provider

@@ -109,3 +109,22 @@ def test_the_bundled_security_guidance_plugin_warns_through_transform_tool_resul
     monkeypatch.setenv("SECURITY_GUIDANCE_BLOCK", "1")  # its block mode vetoes the write instead
     (veto,) = host.call("before_tool_call", session_id="s", tool_name="write_file", arguments=args, call_id="c")
     assert isinstance(veto, Veto) and "security-guidance refused this write" in veto.reason
+
+
+def test_parts_the_kernel_does_not_take_are_one_line_each_and_the_rest_still_loads(tmp_path: Path) -> None:
+    skill = tmp_path / "skill" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_text("---\nname: tidy\ndescription: tidy up\n---\nTidy.\n", encoding="utf-8")
+    host = _host(tmp_path, {"mixed": f'''
+        from pathlib import Path
+        def register(ctx):
+            ctx.register_skill("tidy", Path({str(skill)!r}))
+            ctx.register_context_engine(object())
+            ctx.register_image_gen_provider(object())
+            ctx.register_hook("on_session_end", lambda **kw: None)
+        '''})  # fmt: skip
+    notes = host.load_failures[("hermes.plugins", "mixed")].split("; ")
+    starts = ("skill 'tidy' kept but not offered", "its context engine is not used",
+              "ctx.register_image_gen_provider ignored: hermes-kernel has no image generation")
+    assert len(notes) == 3 and all(n.startswith(s) for n, s in zip(notes, starts)), notes
+    assert len(host.pm.hook.on_session_end.get_hookimpls()) == 1  # its hook still listens
