@@ -1,16 +1,17 @@
-"""Hermes-format providers outside the kernel's contract, as drivers of the kernel's slots.
+"""Hermes-format plugins outside the kernel's contract, as drivers and listeners of the kernel's slots.
 
-* Folder plugins: memory providers in ``HERMES_HOME/plugins/<name>/``.
+* Folder plugins in ``HERMES_HOME/plugins/<name>/``: a memory provider becomes one more
+  driver of ``hermes.memory_providers``; a general plugin (``plugin.yaml`` +
+  ``register(ctx)``) one more ``hermes.plugins`` listener, as does an entry point of
+  Hermes Agent's ``hermes_agent.plugins`` group.
 * Packages written for Hermes Agent: entry points in ``hermes_agent.memory_providers``
   and ``hermes_agent.model_providers`` (groups published packages declare), and
   third-party entries of ``hermes.memory_providers`` (some name a Hermes-format class).
 
-The plugin host adds each one to its entry-point index as one more driver of
-``hermes.memory_providers`` or ``hermes.model_providers`` (one discovery path,
-not a second plugin system). Discovery reads file names, metadata and at most
-the head of ``__init__.py``; nothing is imported until the provider is
-selected, and then through ``hermes.compat.hermes``, which adapts a foreign
-object and passes a kernel-native one through.
+The plugin host adds each one to its entry-point index (one discovery path, not a
+second plugin system). Discovery reads file names, metadata and at most the head of
+``__init__.py``; nothing is imported until the plugin is used, and then through
+``hermes.compat.hermes``, which adapts a foreign object and passes a kernel-native one through.
 """
 
 from __future__ import annotations
@@ -20,7 +21,19 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FOLDER_GROUP", "HERMES_AGENT_GROUPS", "FolderEntry", "HermesPackageEntry", "is_folder_provider", "scan_folders"]
+__all__ = [
+    "AGENT_PLUGINS_GROUP",
+    "FOLDER_GROUP",
+    "HERMES_AGENT_GROUPS",
+    "AgentEntryPoint",
+    "FolderEntry",
+    "GeneralFolderEntry",
+    "HermesPackageEntry",
+    "is_folder_provider",
+    "is_general_plugin",
+    "scan_folders",
+    "scan_general_folders",
+]
 
 #: The slot a folder plugin becomes a driver of.
 FOLDER_GROUP = "hermes.memory_providers"
@@ -29,6 +42,10 @@ HERMES_AGENT_GROUPS = {
     "hermes_agent.memory_providers": "hermes.memory_providers",
     "hermes_agent.model_providers": "hermes.model_providers",
 }
+#: Where Hermes Agent's general plugins (``plugin.yaml`` folders, its entry-point group) listen.
+GENERAL_GROUP = "hermes.plugins"
+#: Hermes Agent's own entry-point group for general plugins.
+AGENT_PLUGINS_GROUP = "hermes_agent.plugins"
 
 
 def _load_folder(folder: Path) -> Any:
@@ -141,4 +158,70 @@ def scan_folders(dirs: Iterable[Path], taken: Collection[str]) -> list[FolderEnt
         for child in children:
             if child.name not in found and child.name not in taken and is_folder_provider(child):
                 found[child.name] = FolderEntry(child)
+    return list(found.values())
+
+
+def is_general_plugin(folder: Path) -> bool:
+    """A Hermes Agent general plugin folder: a ``plugin.yaml`` (or ``.yml``) and not a memory provider."""
+    if folder.name.startswith(("_", ".")) or is_folder_provider(folder):
+        return False
+    return (folder / "plugin.yaml").is_file() or (folder / "plugin.yml").is_file()
+
+
+class GeneralFolderEntry:
+    """A general plugin folder as a ``hermes.plugins`` entry: loading it runs its ``register(ctx)``."""
+
+    kind = "folder"
+    group = GENERAL_GROUP
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.name = folder.name
+        self.value = str(folder)
+
+    def load(self) -> Any:
+        """The hook listener built from what the folder's ``register(ctx)`` registered."""
+        from hermes.compat.hermes import load_general_folder  # only when a general plugin folder exists
+
+        return load_general_folder(self.folder)
+
+    @property
+    def distribution(self) -> str:
+        return self.folder.name
+
+    @functools.cached_property
+    def version(self) -> str:
+        from hermes.compat.hermes import read_manifest
+
+        return str(read_manifest(self.folder).get("version") or "")
+
+
+class AgentEntryPoint:
+    """An entry point of Hermes Agent's ``hermes_agent.plugins`` group, listed as a ``hermes.plugins`` entry."""
+
+    kind = "entry point"
+    group = GENERAL_GROUP
+
+    def __init__(self, record: Any) -> None:
+        self.record = record
+        self.name, self.value = record.name, record.value
+        self.distribution, self.version = record.distribution, record.version
+
+    def load(self) -> Any:
+        from hermes.compat.hermes import load_general_entry_point
+
+        return load_general_entry_point(self.record)
+
+
+def scan_general_folders(dirs: Iterable[Path], taken: Collection[str]) -> list[GeneralFolderEntry]:
+    """General plugin folders in ``dirs``, first of a name wins, none shadowing a name in ``taken``."""
+    found: dict[str, GeneralFolderEntry] = {}
+    for root in dirs:
+        try:
+            children = sorted(p for p in Path(root).iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for child in children:
+            if child.name not in found and child.name not in taken and is_general_plugin(child):
+                found[child.name] = GeneralFolderEntry(child)
     return list(found.values())

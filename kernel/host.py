@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .entry_index import EntryRecord, installed_entry_points
 from .errors import HermesError, PluginLoadError, PluginNotFoundError
-from .folder_plugins import FOLDER_GROUP, HERMES_AGENT_GROUPS, HermesPackageEntry, scan_folders
+from .folder_plugins import (
+    AGENT_PLUGINS_GROUP,
+    FOLDER_GROUP,
+    HERMES_AGENT_GROUPS,
+    AgentEntryPoint,
+    HermesPackageEntry,
+    scan_folders,
+    scan_general_folders,
+)
 from .lazy_log import LazyLogger
 
 if TYPE_CHECKING:
@@ -153,7 +161,7 @@ def _describe(exc: BaseException, limit: int = 300) -> str:
 
 def _scan_entry_points() -> dict[str, list[_Entry]]:
     """Every entry point in a hermes group, once each, from the per-installation index."""
-    found: dict[str, list[_Entry]] = {group: [] for group in GROUPS}
+    found: dict[str, list[_Entry]] = {group: [] for group in (*GROUPS, AGENT_PLUGINS_GROUP)}
     hermes_agent = []
     for record in installed_entry_points():
         if record.group == FOLDER_GROUP and normalize_dist_name(record.distribution) != BUILTIN_DISTRIBUTION:
@@ -259,6 +267,12 @@ class PluginHost:
             # One discovery path: a provider folder is one more driver of the memory slot.
             taken = {e.name for e in index[FOLDER_GROUP]}
             index[FOLDER_GROUP] = index[FOLDER_GROUP] + scan_folders(dirs, taken)  # type: ignore[operator]
+            # Hermes Agent's general plugins listen like any hermes.plugins module.
+            agent = [AgentEntryPoint(e.record) for e in index.pop(AGENT_PLUGINS_GROUP, [])]
+            taken = {e.name for e in index[PLUGINS_GROUP]}
+            agent = [e for e in agent if e.name not in taken]
+            taken |= {e.name for e in agent}
+            index[PLUGINS_GROUP] = index[PLUGINS_GROUP] + agent + scan_general_folders(dirs, taken)  # type: ignore[operator]
             self._index = index
         return self._index[group]
 
@@ -468,11 +482,11 @@ class PluginHost:
             except Exception as exc:  # e.g. a wrapper that is not a generator
                 self._record_load_failure(PLUGINS_GROUP, entry.name, exc)
                 continue
-            skipped = self.hook_mismatches[before:]
+            skipped = [f"hook {m.hook} skipped: {m.mismatch}" for m in self.hook_mismatches[before:]]
+            # A Hermes Agent plugin that loaded but lost a part (an unknown hook, a taken tool name).
+            skipped += [str(n) for n in getattr(obj, "hermes_load_notes", None) or ()]
             if skipped:  # shown by `hermes plugin list` and `hermes doctor`
-                self.load_failures[(PLUGINS_GROUP, entry.name)] = "; ".join(
-                    f"hook {m.hook} skipped: {m.mismatch}" for m in skipped
-                )
+                self.load_failures[(PLUGINS_GROUP, entry.name)] = "; ".join(skipped)
 
     def register(self, obj: object, name: str | None = None) -> str:
         """Make a live object (active engine, memory provider, ...) a hook listener.
@@ -489,6 +503,10 @@ class PluginHost:
         if registered is None:
             raise HermesError(f"plugin {name or type(obj).__name__!r} is already registered or blocked")
         return registered
+
+    def registered(self) -> list[tuple[str, object]]:
+        """``(name, object)`` of every registered hook listener; none before the first registers."""
+        return [] if self._pm is None else list(self._pm.list_name_plugin())
 
     def unregister(self, obj: object) -> None:
         """Stop ``obj`` from receiving hooks (no-op if it was not registered)."""

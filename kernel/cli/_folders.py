@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import HermesError
 from ..home import HermesHome
-from ..folder_plugins import is_folder_provider
+from ..folder_plugins import is_folder_provider, is_general_plugin
 
 __all__ = ["install_folder", "is_git_url", "remove_folder", "resolve_folder_spec"]
 
@@ -57,10 +57,10 @@ def resolve_folder_spec(spec: str, work: Path) -> Path | None:
     if path.is_dir():
         if _is_project(path):
             return None  # a Python project: pip installs it
-        if not is_folder_provider(path):
+        if not (is_folder_provider(path) or is_general_plugin(path)):
             raise HermesError(
-                f"{spec} is neither a Hermes provider folder (an __init__.py defining a MemoryProvider) "
-                "nor a Python project (pyproject.toml or setup.py)"
+                f"{spec} is neither a Hermes provider folder (an __init__.py defining a MemoryProvider), "
+                "a Hermes Agent plugin folder (plugin.yaml + __init__.py) nor a Python project (pyproject.toml or setup.py)"
             )
         return path
     if not is_git_url(spec):
@@ -68,10 +68,10 @@ def resolve_folder_spec(spec: str, work: Path) -> Path | None:
     clone = _clone(spec, work)
     if _is_project(clone):
         return None  # pip installs it from the URL
-    if not is_folder_provider(clone):
+    if not (is_folder_provider(clone) or is_general_plugin(clone)):
         raise HermesError(
-            f"{spec} holds neither a Hermes provider folder (an __init__.py defining a MemoryProvider) "
-            "nor a Python project (pyproject.toml or setup.py)"
+            f"{spec} holds neither a Hermes provider folder (an __init__.py defining a MemoryProvider), "
+            "a Hermes Agent plugin folder (plugin.yaml + __init__.py) nor a Python project (pyproject.toml or setup.py)"
         )
     return clone
 

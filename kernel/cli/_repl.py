@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import shlex
 import sys
 import threading
@@ -83,7 +84,37 @@ def _compress(agent: Any, args: list[str]) -> str:
 
 
 def _help(agent: Any, args: list[str]) -> str:
-    return "\n".join(f"  /{name:<8} {summary}" for name, (_, summary) in COMMANDS.items())
+    listed = {**COMMANDS, **{n: c for n, c in plugin_commands(agent).items() if n not in COMMANDS}}
+    return "\n".join(f"  /{name:<8} {summary}" for name, (_, summary) in listed.items())
+
+
+def plugin_commands(agent: Any) -> dict[str, tuple[Callable[[str], Any], str]]:
+    """Slash commands of hook listeners: a ``slash_commands`` attribute, ``{name: (handler(text), summary)}``.
+
+    (Hermes Agent plugins' ``ctx.register_command`` arrives this way.) A built-in name is never shadowed.
+    """
+    host = getattr(agent, "host", None)
+    found: dict[str, tuple[Callable[[str], Any], str]] = {}
+    for _, listener in host.registered() if host is not None else ():
+        for name, command in (getattr(listener, "slash_commands", None) or {}).items():
+            if name not in COMMANDS:
+                found.setdefault(name, command)
+    return found
+
+
+def _plugin_handler(handler: Callable[[str], Any], text: str) -> Callable[[Any, list[str]], str]:
+    def run(agent: Any, args: list[str]) -> str:
+        try:
+            result = handler(text)
+            if inspect.iscoroutine(result):
+                import asyncio
+
+                result = asyncio.run(result)
+        except Exception as exc:  # a plugin's command that fails is one line; the REPL goes on
+            return f"error: the plugin's command failed: {type(exc).__name__}: {exc}"
+        return "" if result is None else str(result)
+
+    return run
 
 
 COMMANDS: dict[str, tuple[Callable[[Any, list[str]], str], str]] = {
@@ -170,6 +201,8 @@ def repl(agent: Any, display: ChatDisplay, questions: Any = None) -> None:
                 if name == "exit":
                     break
                 handler = COMMANDS.get(name)
+                if handler is None and name in (extra := plugin_commands(agent)):
+                    handler = (_plugin_handler(extra[name][0], line[1:].partition(" ")[2].strip()), "")
                 if handler is None:
                     print(f"unknown command /{name}; /help lists them; to send a message that starts "
                           f"with /, type it as //{line[1:]}", file=sys.stderr)  # fmt: skip

@@ -119,6 +119,14 @@ def install(
 
 
 def _report_folder(host: PluginHost, name: str, target: Path) -> None:
+    from ..folder_plugins import GENERAL_GROUP, is_general_plugin
+
+    if is_general_plugin(target):  # a Hermes Agent general plugin: it loads at the next start
+        rows = [r for r in host.installed(GENERAL_GROUP, everything=True) if r.name == name]
+        version = rows[0].version if rows else ""
+        typer.echo(f"installed Hermes Agent plugin {name} {version}".rstrip() + f" into {target}")
+        typer.echo(f"  {GENERAL_GROUP}: {name} (see `hermes plugin list`)")
+        return
     rows = [r for r in host.installed(FOLDER_GROUP, everything=True) if r.name == name]
     version = rows[0].version if rows else ""
     typer.echo(f"installed folder provider {name} {version}".rstrip() + f" into {target}")
@@ -195,23 +203,36 @@ def list_(
     if not rows:
         typer.echo("no plugins installed (built-ins: `hermes plugin list --all`)")
         return
+    # source: `folder` / `entry point` for Hermes Agent-format plugins, `kernel` for built-ins.
     print_table(
-        ["group", "name", "kind", "distribution", "version", "enabled", "error"],
-        [[r.group, r.name, r.kind, r.distribution, r.version, "yes" if r.enabled else "no", r.error or ""] for r in rows],
-    )
+        ["group", "name", "source", "distribution", "version", "enabled", "error"],
+        [[r.group, r.name, "kernel" if r.kind == "builtin" else r.kind, r.distribution, r.version,
+          "yes" if r.enabled else "no", r.error or ""] for r in rows],
+    )  # fmt: skip
 
 
 @app.command("remove")
-def remove(ctx: typer.Context, name: NameArg, as_json: JsonOption = False) -> None:
-    """Uninstall the distribution that provides plugin NAME."""
+def remove(
+    ctx: typer.Context,
+    name: NameArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete a plugin folder without asking.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Uninstall the distribution that provides plugin NAME, or delete its folder in HERMES_HOME/plugins."""
     matches = _resolve(state(ctx).host, name)
     if any(m.builtin for m in matches):
         raise HermesError(f"{name!r} is built into hermes-kernel; disable it with `hermes plugin disable {name}`")
-    for folder in sorted({m.value for m in matches if m.kind == "folder"}):
+    folders = sorted({m.value for m in matches if m.kind == "folder"})
+    if folders and not yes:
+        if not sys.stdin.isatty():
+            raise HermesError(f"removing {name} deletes {', '.join(folders)}; confirm with `hermes plugin remove {name} --yes`")
+        if not typer.confirm(f"delete {', '.join(folders)}?", default=False):
+            raise HermesError("nothing removed")
+    for folder in folders:
         from ._folders import remove_folder
 
         remove_folder(Path(folder), state(ctx).home)
-        typer.echo(f"removed folder provider {Path(folder).name} ({folder})")
+        typer.echo(f"removed folder plugin {Path(folder).name} ({folder})")
     dists = sorted({m.distribution for m in matches if m.kind != "folder"})
     for dist in dists:
         result = _pip("uninstall", "--yes", dist)
