@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes.kernel.errors import PluginLoadError
+from hermes.kernel.errors import PluginDependencyError, PluginLoadError
 from hermes.kernel.home import HermesHome, active_home
 from hermes.kernel.hookspecs import hookimpl
 from hermes.kernel.memory_provider import MemoryProvider
 
 from .loader import GROUP, import_provider, read_manifest
-from .standins import ProviderScope
+from .standins import FeatureUnavailable, ProviderScope
 
 __all__ = ["HermesProviderAdapter", "load_folder_provider"]
 
@@ -73,6 +73,11 @@ class HermesProviderAdapter(MemoryProvider):
                 inner = import_provider(self.folder, self.scope)
             except PluginLoadError:
                 raise
+            except (ImportError, FeatureUnavailable) as exc:  # a package it needs is not installed
+                text = " ".join(str(exc).split())[:300]
+                raise PluginDependencyError(
+                    GROUP, self.folder.name, f"a package it needs is not installed ({type(exc).__name__}: {text})"
+                ) from exc
             except Exception as exc:  # its code failed to import or to construct: one clear line
                 text = " ".join(str(exc).split())[:300]
                 raise PluginLoadError(GROUP, self.folder.name, f"{self.folder}: {type(exc).__name__}: {text}") from exc
@@ -93,7 +98,19 @@ class HermesProviderAdapter(MemoryProvider):
     # --- the plain methods ------------------------------------------------------------
 
     def is_available(self) -> bool:
-        return bool(self._call("is_available"))
+        """The provider's answer; a configured provider whose SDK is missing raises FeatureUnavailable.
+
+        Hermes Agent installs the SDK during ``initialize``; hermes-kernel never
+        does, so the missing package is named here, before the provider's
+        tools are offered to the model.
+        """
+        if not self._call("is_available"):
+            return False
+        folder = getattr(self, "folder", None)
+        if folder is not None:
+            with self.scope.active():
+                self.scope.ensure_if_known(f"memory.{folder.name}")
+        return True
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         home = kwargs.get("hermes_home")
@@ -112,6 +129,8 @@ class HermesProviderAdapter(MemoryProvider):
             extra["user_id"] = str(kwargs["user_id"])
             extra["hermes_home"] = str(getattr(home, "tenant_path", self._home_path))
         self._call("initialize", session_id, **extra)
+        if self.scope.unavailable is not None:  # it asked for a package that is not installed
+            raise self.scope.unavailable
 
     def system_prompt_block(self) -> str | None:
         return _text(self._call("system_prompt_block"))

@@ -1,0 +1,169 @@
+"""Hermes Agent 0.19.0's eight bundled memory providers, run unchanged through the real ``hermes`` CLI.
+
+The provider folders come from the real release on PyPI (``tests/hermes_agent.py``),
+copied into a test home's ``plugins/`` as a Hermes Agent user would; chats
+go to the fake model server. Providers whose service is a cloud account are
+loaded, offered and left out with one line when unconfigured or missing
+their SDK; holographic (local SQLite) is driven through a whole
+store-then-recall conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hermes.kernel.testing import FakeModelServer
+from hermes.kernel.testing.fixtures import fake_model_server  # noqa: F401
+from tests.hermes_agent import LATEST, release_path
+
+#: The memory providers bundled with Hermes Agent 0.19.0, and the tools each offers once loaded.
+BUNDLED = {
+    "byterover": ["brv_curate", "brv_query", "brv_status"],
+    "hindsight": ["hindsight_recall", "hindsight_reflect", "hindsight_retain"],
+    "holographic": ["fact_feedback", "fact_store"],
+    "honcho": ["honcho_conclude", "honcho_context", "honcho_profile", "honcho_reasoning", "honcho_search"],
+    "mem0": ["mem0_add", "mem0_delete", "mem0_search", "mem0_update"],
+    "openviking": ["viking_add_resource", "viking_browse", "viking_forget", "viking_read", "viking_remember",
+                   "viking_search"],
+    "retaindb": ["retaindb_context", "retaindb_delete_file", "retaindb_forget", "retaindb_ingest_file",
+                 "retaindb_list_files", "retaindb_profile", "retaindb_read_file", "retaindb_remember",
+                 "retaindb_search", "retaindb_upload_file"],
+    "supermemory": ["supermemory-forget", "supermemory-profile", "supermemory-save", "supermemory-search",
+                    "supermemory_forget", "supermemory_profile", "supermemory_search", "supermemory_store"],
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def bundled() -> Path:
+    """The ``plugins/memory`` folder of the real Hermes Agent release."""
+    folder = release_path(LATEST) / "plugins" / "memory"
+    assert sorted(p.name for p in folder.iterdir() if (p / "plugin.yaml").is_file()) == sorted(BUNDLED)
+    return folder
+
+
+@pytest.fixture
+def home(tmp_path: Path, bundled: Path) -> Path:
+    """A Hermes home with all eight provider folders in ``plugins/``."""
+    path = tmp_path / "home"
+    for name in BUNDLED:
+        shutil.copytree(bundled / name, path / "plugins" / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return path
+
+
+@pytest.fixture
+def run(tmp_path: Path, home: Path, fake_model_server: FakeModelServer):
+    """``run(*args, extra=None)``: the real CLI with this home, pointed at the fake model server."""
+    work = tmp_path / "project"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "OPENAI_", "RETAINDB_", "MEM0_"))}
+    env.update(
+        HERMES_HOME=str(home), OPENAI_API_KEY="sk-test-key-0123456789abcdef",
+        OPENAI_BASE_URL=fake_model_server.openai_base_url, HERMES_MODEL__PROVIDER="openai",
+        HERMES_MODEL__NAME="test-model", HERMES_MODEL__TIMEOUT="10", HERMES_LOAD_PLUGINS=",".join(BUNDLED),
+    )  # fmt: skip
+
+    def invoke(*args: str, extra: dict[str, str] | None = None, input: str | None = None):
+        return subprocess.run(
+            [sys.executable, "-m", "hermes.kernel", *args], capture_output=True, text=True,
+            env={**env, **(extra or {})}, cwd=work, timeout=120, input=input,
+        )  # fmt: skip
+
+    return invoke
+
+
+def tool_names(body: dict) -> set[str]:
+    return {t["function"]["name"] for t in body.get("tools") or []}
+
+
+def test_all_eight_load_and_doctor_says_which_one_a_chat_would_leave_out(run, home: Path) -> None:
+    listed = run("plugin", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {r["name"]: r for r in json.loads(listed.stdout) if r["group"] == "hermes.memory_providers"}
+    assert {n: (rows[n]["kind"], rows[n]["error"]) for n in BUNDLED} == dict.fromkeys(BUNDLED, ("folder", None))
+
+    for name in ("holographic", "honcho"):
+        assert run("config", "set", "memory.provider", name).returncode == 0
+        doctor = run("doctor", "--json")
+        report = json.loads(doctor.stdout)
+        memory = [p for p in report["problems"] if p.startswith("memory:")]
+        if name == "holographic":
+            assert memory == []
+        else:  # imported for real (no missing host module), then not configured: said once, truthfully
+            assert memory == [
+                "memory: memory provider 'honcho' would be left out of chats: its is_available() returned False; "
+                "check `hermes memory setup honcho` and its dependencies"
+            ]
+            assert doctor.returncode == 1 and "WARNING" not in doctor.stderr
+
+
+def test_unconfigured_cloud_providers_are_one_line_and_the_chat_runs_without_them(
+    run, fake_model_server: FakeModelServer
+) -> None:
+    for name in ("honcho", "openviking", "supermemory"):
+        assert run("config", "set", "memory.provider", name).returncode == 0
+        fake_model_server.reply("fine")
+        chat = run("chat", "-q", "hello")
+        assert chat.returncode == 0, chat.stderr
+        assert chat.stdout.strip() == "fine"
+        lines = [x for x in chat.stderr.splitlines() if x.strip()]
+        assert len(lines) == 1 and f"memory provider {name!r} is not available" in lines[0], chat.stderr
+        assert "Traceback" not in chat.stderr
+        assert not tool_names(fake_model_server.requests[-1].body) & set(BUNDLED[name])
+
+
+def test_fault_table_a_provider_whose_sdk_is_not_installed_is_one_line(run, home: Path, fake_model_server) -> None:
+    # mem0 is configured (an API key), but its SDK (mem0ai) is not installed here: hermes-kernel never
+    # pip-installs at run time, so the provider is left out with the command that installs it.
+    (home / "mem0.json").write_text(json.dumps({"api_key": "m0-key-0123456789"}))
+    assert run("config", "set", "memory.provider", "mem0").returncode == 0
+    fake_model_server.reply("still here")
+    chat = run("chat", "-q", "hello")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.strip() == "still here"
+    lines = [x for x in chat.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "memory provider 'mem0' is not available" in lines[0], chat.stderr
+    assert "feature 'memory.mem0' is not installed" in lines[0] and "pip install mem0ai" in lines[0]
+    assert "Traceback" not in chat.stderr and "m0-key-0123456789" not in chat.stderr
+    assert not tool_names(fake_model_server.requests[-1].body) & set(BUNDLED["mem0"])
+
+
+def test_holographic_stores_with_its_tool_and_recalls_in_the_next_session_in_the_profile_home(
+    run, home: Path, fake_model_server: FakeModelServer
+) -> None:
+    server = fake_model_server
+    assert run("profile", "create", "work").returncode == 0
+    profile = home / "profiles" / "work"
+    shutil.copytree(home / "plugins" / "holographic", profile / "plugins" / "holographic")
+    work = {"HERMES_PROFILE": "work"}
+    assert run("config", "set", "memory.provider", "holographic", extra=work).returncode == 0
+
+    server.tool_calls(("fact_store", {"action": "add", "content": "The deploy window is Tuesday at 14:00"}))
+    server.reply("Noted.")
+    first = run("chat", "-q", "Remember: deploys happen Tuesday 14:00", extra=work)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "Noted."
+    assert {"fact_store", "fact_feedback"} <= tool_names(server.requests[0].body)
+    result = [m for m in server.requests[1].body["messages"] if m["role"] == "tool"]
+    assert json.loads(result[0]["content"]).get("status") == "added", result
+
+    # The provider was initialised for the profile's home, not the default one (a planted bug).
+    assert (profile / "memory_store.db").is_file() and not (home / "memory_store.db").exists()
+    # Its data is the user's memory: private files (a planted bug wrote it world-readable).
+    for path in profile.glob("memory_store.db*"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+    server.tool_calls(("fact_store", {"action": "search", "query": "deploy window"}))
+    server.reply("Tuesday at 14:00.")
+    second = run("chat", "-q", "When do deploys happen?", extra=work)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip() == "Tuesday at 14:00."
+    found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "The deploy window is Tuesday at 14:00" in found[-1]["content"]
