@@ -168,10 +168,32 @@ class HermesProviderAdapter(MemoryProvider):
     def save_config(self, values: dict[str, Any]) -> None:
         self._call("save_config", values, self._home_path)
 
-    def post_setup(self, hermes_home: HermesHome, config: dict[str, Any]) -> None:
-        """Hermes's step after setup saved the values (``post_setup(hermes_home, config)``)."""
+    def own_setup(self, hermes_home: HermesHome) -> bool:
+        """Run the provider's own setup wizard (Hermes's ``post_setup``) instead of the schema's questions.
+
+        False when it has none (the caller walks the schema). The wizard asks
+        and writes by itself, as on Hermes Agent; a wizard cancelled halfway
+        (Ctrl-C, end of input) or failing has every file of the home put back
+        as it was, and raises (KeyboardInterrupt for a cancel).
+        """
+        if not callable(getattr(self.inner, "post_setup", None)):
+            return False
+        from hermes.kernel.config import read_config_file
+
+        from .host.setup import HomeSnapshot
+
         self.scope.use_home(hermes_home)
-        self._call("post_setup", str(hermes_home.path), config)
+        snapshot = HomeSnapshot(hermes_home.path)
+        config = read_config_file(hermes_home.config_path)
+        try:
+            self._call("post_setup", str(hermes_home.path), config)
+        except (KeyboardInterrupt, EOFError):
+            snapshot.restore()
+            raise KeyboardInterrupt from None
+        except BaseException:  # a wizard that fails halfway leaves nothing half-written either
+            snapshot.restore()
+            raise
+        return True
 
     def backup_paths(self) -> list[str]:
         return [str(p) for p in self._call("backup_paths") or []]

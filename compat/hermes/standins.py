@@ -34,6 +34,7 @@ from hermes.kernel.home import HermesHome, atomic_write
 from . import memory_provider
 from .host import text as host_text
 from .host.profiles import ProfileInfo, Profiles
+from .host import setup as host_setup
 from .host.runtime import get_read_block_error, raise_if_read_blocked, safe_schedule_threadsafe
 
 __all__ = ["FeatureUnavailable", "OWNED_ROOTS", "ProviderScope"]
@@ -291,6 +292,15 @@ class ProviderScope:
                 get_active_profile_name=profiles.get_active_profile_name, list_profiles=profiles.list_profiles,
                 profile_exists=profiles.profile_exists, _get_default_hermes_home=profiles.get_default_hermes_home,
             ),
+            "hermes_cli.memory_setup": _module(
+                "hermes_cli.memory_setup", "What a provider's own setup wizard asks with.",
+                _CANCELLED=host_setup.CANCELLED, _prompt=host_setup.prompt, _curses_select=host_setup.select,
+                _print_cancelled_setup=host_setup.print_cancelled_setup, _write_env_vars=host_setup.write_env_vars,
+            ),
+            "hermes_cli.secret_prompt": _module("hermes_cli.secret_prompt", "Secret answers.",
+                                                masked_secret_prompt=host_setup.masked_secret_prompt),
+            "hermes_cli.curses_ui": _module("hermes_cli.curses_ui", "Menus.",
+                                            curses_radiolist=host_setup.curses_radiolist),
             "hermes_state": _module("hermes_state", "SQLite helpers.", apply_wal_with_fallback=apply_wal_with_fallback),
             "utils": _module("utils", "File and value helpers.", atomic_json_write=atomic_json_write,
                              atomic_yaml_write=atomic_yaml_write, is_truthy_value=is_truthy_value,

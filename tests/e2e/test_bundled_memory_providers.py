@@ -167,3 +167,53 @@ def test_holographic_stores_with_its_tool_and_recalls_in_the_next_session_in_the
     assert second.stdout.strip() == "Tuesday at 14:00."
     found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "The deploy window is Tuesday at 14:00" in found[-1]["content"]
+
+
+def files(home: Path) -> dict[str, bytes]:
+    """Every file of the home but plugin code and lock files (empty, left by any command), with its bytes."""
+    return {
+        str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*"))
+        if p.is_file() and "plugins" not in p.parts and not p.name.endswith(".lock")
+    }  # fmt: skip
+
+
+def test_setup_runs_a_providers_own_wizard_instead_of_the_schemas_questions(run, home: Path) -> None:
+    setup = run("memory", "setup", "supermemory", input="sm-secret-key-0123456789\n")
+    assert setup.returncode == 0, setup.stderr
+    assert "Configuring supermemory" in setup.stdout  # its own wizard asked
+    assert "(api_key, hidden" not in setup.stdout and "is set up:" not in setup.stdout  # the schema walk did not
+    assert (home / ".env").read_text().splitlines() == ["SUPERMEMORY_API_KEY=sm-secret-key-0123456789"]
+    assert stat.S_IMODE((home / ".env").stat().st_mode) == 0o600
+    assert "provider: supermemory" in (home / "config.yaml").read_text()
+    assert "sm-secret-key-0123456789" not in setup.stdout + setup.stderr
+
+
+def test_setup_with_values_walks_the_schema_and_asks_only_what_its_when_conditions_select(run, home: Path) -> None:
+    # hindsight's schema has fields for three modes; --set mode=cloud must skip the other modes' fields,
+    # and its save_config (atomic_json_write(..., mode=0o600)) must work.
+    setup = run("memory", "setup", "hindsight", "--set", "mode=cloud", "--set", "api_key=hs-key-0123456789",
+                input="\n" * 40)  # fmt: skip
+    assert setup.returncode == 0, setup.stderr
+    assert "(llm_provider)" not in setup.stdout and "(idle_timeout)" not in setup.stdout
+    assert setup.stdout.count("(api_url)") == 1 and "Hindsight Cloud API URL" in setup.stdout
+    saved = home / "hindsight" / "config.json"
+    assert json.loads(saved.read_text())["mode"] == "cloud" and "llm_model" not in json.loads(saved.read_text())
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert "HINDSIGHT_API_KEY=hs-key-0123456789" in (home / ".env").read_text()
+    assert "hs-key-0123456789" not in setup.stdout + setup.stderr
+
+
+def test_fault_table_setup_cancelled_halfway_writes_nothing(run, home: Path) -> None:
+    assert run("config", "set", "memory.provider", "holographic").returncode == 0
+    before = files(home)
+    # hindsight's own wizard: the mode is chosen, then input ends at the API key (Ctrl-C does the same).
+    wizard = run("memory", "setup", "hindsight", input="1\n")
+    assert wizard.returncode == 1
+    assert wizard.stderr.strip().splitlines()[-1] == (
+        "error: setup of memory provider 'hindsight' was cancelled; nothing was saved"
+    )
+    assert "Traceback" not in wizard.stderr
+    # byterover has no wizard: its schema walk ends after the first answer.
+    schema = run("memory", "setup", "byterover", input="brv-key-0123\n")
+    assert schema.returncode != 0 and "Traceback" not in schema.stderr
+    assert files(home) == before
