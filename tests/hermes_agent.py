@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 from pathlib import Path
 
-__all__ = ["RELEASES", "LATEST", "cache_dir", "release_path", "run_release"]
+__all__ = ["RELEASES", "LATEST", "cache_dir", "release_path", "run_release", "source_path"]
 
 #: Every Hermes Agent release on PyPI with a distinct state.db schema, and that schema's version.
 RELEASES: dict[str, int] = {
@@ -61,6 +63,28 @@ def release_path(version: str) -> Path:
         _pip("install", "--no-deps", "--no-compile", "--upgrade", "--target", str(target), str(wheel))
         done.touch()
     return target
+
+
+def source_path(version: str) -> Path:
+    """The unpacked source release (sdist) of ``version``: it alone holds ``skills/`` and ``optional-skills/``."""
+    root = cache_dir()
+    target = root / f"src-{version}"
+    done = target / ".complete"
+    if done.exists():
+        return next(p for p in target.iterdir() if p.is_dir())
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            wheels = root / "wheels"
+            sdist = wheels / f"hermes_agent-{version}.tar.gz"
+            if not sdist.exists():
+                _pip("download", "--no-deps", "--no-binary", ":all:", "-d", str(wheels), f"hermes-agent=={version}")
+            shutil.rmtree(target, ignore_errors=True)
+            target.mkdir(parents=True)
+            with tarfile.open(sdist) as archive:
+                archive.extractall(target, filter="data")
+            done.touch()
+    return next(p for p in target.iterdir() if p.is_dir())
 
 
 def _pip(*args: str) -> None:

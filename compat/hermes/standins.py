@@ -35,7 +35,7 @@ from . import memory_provider
 from .host import text as host_text
 from .host.profiles import ProfileInfo, Profiles
 from .host import setup as host_setup
-from .host.runtime import get_read_block_error, raise_if_read_blocked, safe_schedule_threadsafe
+from .host.runtime import SingletonSlot, get_read_block_error, raise_if_read_blocked, safe_schedule_threadsafe
 
 __all__ = ["FeatureUnavailable", "OWNED_ROOTS", "ProviderScope"]
 
@@ -307,6 +307,7 @@ class ProviderScope:
                              env_var_enabled=env_var_enabled),
             "plugins": _package("plugins"),
             "plugins.memory": _package("plugins.memory"),
+            "plugins.plugin_utils": _module("plugins.plugin_utils", "Shared plugin helpers.", SingletonSlot=SingletonSlot),
             "plugins.memory.query_rewrite": _module("plugins.memory.query_rewrite", "Recall queries.",
                                                     rewrite_memory_query=host_text.rewrite_memory_query),
         }  # fmt: skip

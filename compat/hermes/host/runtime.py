@@ -1,17 +1,20 @@
 """Runtime helpers providers call from their worker threads and file readers (Hermes's
-``agent.async_utils`` and ``agent.file_safety``)."""
+``agent.async_utils``, ``agent.file_safety`` and ``plugins.plugin_utils``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+import threading
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
-from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-__all__ = ["get_read_block_error", "raise_if_read_blocked", "safe_schedule_threadsafe"]
+__all__ = ["SingletonSlot", "get_read_block_error", "raise_if_read_blocked", "safe_schedule_threadsafe"]
+
+T = TypeVar("T")
 
 _log = logging.getLogger(__name__)
 
@@ -71,3 +74,34 @@ def raise_if_read_blocked(path: str, *, home: Path | None = None) -> None:
     blocked = get_read_block_error(path, home=home)
     if blocked:
         raise ValueError(blocked)
+
+
+class SingletonSlot(Generic[T]):
+    """One lazily built, shared instance (an SDK client): the first build wins, a failed build is retried.
+
+    Hermes's ``plugins.plugin_utils.SingletonSlot``: providers keep their
+    client in one so concurrent first calls build it once.
+    """
+
+    __slots__ = ("_lock", "_value", "_set")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value: T | None = None
+        self._set = False
+
+    def get(self, factory: Callable[[], T]) -> T:
+        """The instance, built by ``factory`` on the first call (under a lock, once)."""
+        with self._lock:
+            if not self._set:
+                self._value, self._set = factory(), True
+            return self._value  # type: ignore[return-value]
+
+    def peek(self) -> T | None:
+        """The instance if it was built, else None (never builds)."""
+        return self._value if self._set else None
+
+    def reset(self) -> None:
+        """Forget the instance: the next :meth:`get` builds a new one."""
+        with self._lock:
+            self._value, self._set = None, False
