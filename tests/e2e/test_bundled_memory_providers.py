@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -217,3 +220,111 @@ def test_fault_table_setup_cancelled_halfway_writes_nothing(run, home: Path) -> 
     schema = run("memory", "setup", "byterover", input="brv-key-0123\n")
     assert schema.returncode != 0 and "Traceback" not in schema.stderr
     assert files(home) == before
+
+
+class FakeRetainDB(ThreadingHTTPServer):
+    """RetainDB's HTTP API on loopback, only the endpoints the provider calls: memories kept in a list."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _RetainHandler)
+        self.memories: list[dict] = []
+        self.calls: list[tuple[str, str, str]] = []  # method, path, API key
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _RetainHandler(BaseHTTPRequestHandler):
+    server: FakeRetainDB
+
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+    def _send(self, status: int, payload: object) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _body(self) -> dict:
+        length = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(length) or b"{}")
+
+    def do_POST(self) -> None:
+        path = self.path.split("?")[0]
+        self.server.calls.append(("POST", path, self.headers.get("X-API-Key", "")))
+        body = self._body()
+        if path == "/v1/memory":
+            memory = {"id": f"m{len(self.server.memories) + 1}", "content": body["content"],
+                      "user_id": body["user_id"], "project": body["project"]}  # fmt: skip
+            self.server.memories.append(memory)
+            return self._send(200, {"id": memory["id"], "status": "stored"})
+        if path == "/v1/memory/search":
+            words = set(str(body.get("query", "")).lower().split())
+            hits = [m for m in self.server.memories if words & set(m["content"].lower().split())]
+            return self._send(200, {"results": hits})
+        if path in ("/v1/context/query", "/v1/memory/ingest/session") or path.endswith(("/ask", "/seed")):
+            return self._send(200, {"context": "", "memories": [], "ok": True})
+        self._send(404, {"error": f"no endpoint {path}"})
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        self.server.calls.append(("GET", path, self.headers.get("X-API-Key", "")))
+        self._send(200, {"memories": [], "profile": {}})
+
+
+@pytest.fixture
+def retaindb():
+    server = FakeRetainDB()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_retaindb_stores_through_its_service_and_recalls_in_the_next_session(
+    run, home: Path, fake_model_server: FakeModelServer, retaindb: FakeRetainDB
+) -> None:
+    server = fake_model_server
+    service = {"RETAINDB_API_KEY": "rdb-key-0123456789", "RETAINDB_BASE_URL": retaindb.url}
+    assert run("config", "set", "memory.provider", "retaindb").returncode == 0
+
+    server.tool_calls(("retaindb_remember", {"content": "The staging database is called heron"}))
+    server.reply("Stored.")
+    first = run("chat", "-q", "Remember that staging is heron", extra=service)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "Stored."
+    assert set(BUNDLED["retaindb"]) <= tool_names(server.requests[0].body)
+    assert "# RetainDB Memory" in server.requests[0].body["messages"][0]["content"]
+    assert [m["content"] for m in retaindb.memories] == ["The staging database is called heron"]
+    assert ("POST", "/v1/memory", "rdb-key-0123456789") in retaindb.calls
+
+    server.tool_calls(("retaindb_search", {"query": "staging database"}))
+    server.reply("It is heron.")
+    second = run("chat", "-q", "What is staging called?", extra=service)
+    assert second.returncode == 0, second.stderr
+    found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "The staging database is called heron" in found[-1]["content"]
+    assert "rdb-key-0123456789" not in first.stderr + second.stderr + second.stdout
+
+
+def test_fault_table_a_provider_whose_service_is_down_costs_the_chat_nothing(
+    run, fake_model_server: FakeModelServer
+) -> None:
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    service = {"RETAINDB_API_KEY": "rdb-key-0123456789", "RETAINDB_BASE_URL": down}
+    assert run("config", "set", "memory.provider", "retaindb").returncode == 0
+    fake_model_server.tool_calls(("retaindb_search", {"query": "anything"}))
+    fake_model_server.reply("Carrying on.")
+    chat = run("chat", "-q", "hello", extra=service)
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.strip() == "Carrying on."
+    said = [x for x in chat.stderr.splitlines() if x.strip() and not x.strip().startswith(("→", "✓", "✗"))]
+    assert "Traceback" not in chat.stderr and len(said) <= 1, chat.stderr  # beside the tool's progress lines
+    (result,) = [m for m in fake_model_server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "error" in result["content"].lower()  # the model is told the tool failed; the turn goes on
