@@ -143,3 +143,39 @@ def test_secret_files_are_not_read_for_the_model(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="credentials"):
         raise_if_read_blocked(str(tmp_path / "mcp-tokens" / "t.json"), home=tmp_path)
     raise_if_read_blocked(str(tmp_path / "notes.md"), home=tmp_path)
+
+
+HOME_PROBE = '''
+from agent.memory_provider import MemoryProvider
+
+
+class Probe(MemoryProvider):
+    name = "probe"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        from hermes_constants import get_hermes_home
+
+        self.seen = (kwargs["hermes_home"], str(get_hermes_home()))
+        (get_hermes_home() / "probe.db").write_text("x")
+
+    def get_tool_schemas(self):
+        return []
+'''
+
+
+def test_a_provider_is_initialised_in_the_profile_home_it_is_given(tmp_path: Path) -> None:
+    from hermes.compat.hermes.adapter import load_folder_provider
+
+    folder = tmp_path / "plugins" / "probe"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text(HOME_PROBE, encoding="utf-8")
+    default, work = HermesHome(tmp_path / "root", "default"), HermesHome(tmp_path / "root", "work")
+    provider = load_folder_provider(folder)(home=default)
+    work.ensure()
+    provider.initialize("s1", hermes_home=work)
+    assert provider.inner.seen == (str(work.path), str(work.path))  # both the argument and the host's answer
+    assert (work.path / "probe.db").is_file() and not (default.path / "probe.db").exists()
+    assert stat.S_IMODE((work.path / "probe.db").stat().st_mode) == 0o600
