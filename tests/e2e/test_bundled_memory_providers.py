@@ -136,6 +136,11 @@ def test_fault_table_a_provider_whose_sdk_is_not_installed_is_one_line(run, home
     assert "feature 'memory.mem0' is not installed" in lines[0] and "pip install mem0ai" in lines[0]
     assert "Traceback" not in chat.stderr and "m0-key-0123456789" not in chat.stderr
     assert not tool_names(fake_model_server.requests[-1].body) & set(BUNDLED["mem0"])
+    # doctor says the same as the chat: the provider loads, and a chat leaves it out for the missing SDK.
+    doctor = run("doctor", "--json")
+    (problem,) = [p for p in json.loads(doctor.stdout)["problems"] if p.startswith("memory:")]
+    assert "'mem0' would be left out of chats" in problem and "pip install mem0ai" in problem
+    assert doctor.returncode == 1 and "m0-key-0123456789" not in doctor.stdout + doctor.stderr
 
 
 def test_holographic_stores_with_its_tool_and_recalls_in_the_next_session_in_the_profile_home(
