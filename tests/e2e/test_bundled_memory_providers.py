@@ -333,3 +333,51 @@ def test_fault_table_a_provider_whose_service_is_down_costs_the_chat_nothing(
     assert "Traceback" not in chat.stderr and len(said) <= 1, chat.stderr  # beside the tool's progress lines
     (result,) = [m for m in fake_model_server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "error" in result["content"].lower()  # the model is told the tool failed; the turn goes on
+
+
+#: A stand-in for ByteRover's ``brv`` command (the provider's whole "service"): curate appends to a file in its
+#: working folder, query prints the stored lines sharing a word with the query.
+FAKE_BRV = """#!{python}
+import pathlib, sys
+store = pathlib.Path.cwd() / "fake-brv.txt"
+command, text = sys.argv[1], sys.argv[-1]
+if command == "curate":
+    with store.open("a") as fh:
+        fh.write(text + "\\n")
+elif command == "query":
+    words = set(text.lower().split())
+    lines = store.read_text().splitlines() if store.exists() else []
+    print("\\n".join(line for line in lines if words & set(line.lower().split())))
+elif command == "status":
+    print("ok")
+"""
+
+
+def test_byterover_curates_with_its_cli_in_the_profile_home_and_queries_it_next_session(
+    run, home: Path, tmp_path: Path, fake_model_server: FakeModelServer
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    brv = bin_dir / "brv"
+    brv.write_text(FAKE_BRV.format(python=sys.executable))
+    brv.chmod(0o755)
+    path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    server = fake_model_server
+    assert run("config", "set", "memory.provider", "byterover").returncode == 0
+
+    server.tool_calls(("brv_curate", {"content": "The release train leaves on Thursdays"}))
+    server.reply("Curated.")
+    first = run("chat", "-q", "Note the release train day", extra=path)
+    assert first.returncode == 0, first.stderr
+    assert set(BUNDLED["byterover"]) <= tool_names(server.requests[0].body)
+    assert "# ByteRover Memory" in server.requests[0].body["messages"][0]["content"]
+    stored = home / "byterover" / "fake-brv.txt"  # brv ran in the provider's folder of this home
+    assert "The release train leaves on Thursdays" in stored.read_text()
+    assert stat.S_IMODE((home / "byterover").stat().st_mode) == 0o700
+
+    server.tool_calls(("brv_query", {"query": "when does the release train leave"}))
+    server.reply("Thursdays.")
+    second = run("chat", "-q", "When does the release train leave?", extra=path)
+    assert second.returncode == 0, second.stderr
+    found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert "The release train leaves on Thursdays" in found[-1]["content"]
