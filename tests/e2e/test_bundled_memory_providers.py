@@ -186,7 +186,9 @@ def files(home: Path) -> dict[str, bytes]:
 
 
 def test_setup_runs_a_providers_own_wizard_instead_of_the_schemas_questions(run, home: Path) -> None:
-    setup = run("memory", "setup", "supermemory", input="sm-secret-key-0123456789\n")
+    # Its wizard probes the service at the end: pointed at a closed loopback port, never the real one.
+    setup = run("memory", "setup", "supermemory", input="sm-secret-key-0123456789\n",
+                extra={"SUPERMEMORY_BASE_URL": "http://127.0.0.1:9"})  # fmt: skip
     assert setup.returncode == 0, setup.stderr
     assert "Configuring supermemory" in setup.stdout  # its own wizard asked
     assert "(api_key, hidden" not in setup.stdout and "is set up:" not in setup.stdout  # the schema walk did not
@@ -381,3 +383,62 @@ def test_byterover_curates_with_its_cli_in_the_profile_home_and_queries_it_next_
     assert second.returncode == 0, second.stderr
     found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
     assert "The release train leaves on Thursdays" in found[-1]["content"]
+
+
+class FakeSupermemory(FakeRetainDB):
+    """Supermemory's HTTP API on loopback (documents add, memory search, profile, conversations)."""
+
+    def __init__(self) -> None:
+        ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), _SupermemoryHandler)
+        self.memories: list[dict] = []
+        self.calls: list[tuple[str, str, str]] = []
+
+
+class _SupermemoryHandler(_RetainHandler):
+    def do_POST(self) -> None:
+        path = self.path.split("?")[0]
+        self.server.calls.append(("POST", path, self.headers.get("Authorization", "")))
+        body = self._body()
+        if path == "/v3/documents":
+            memory = {"id": f"d{len(self.server.memories) + 1}", "memory": body["content"], "similarity": 0.9,
+                      "updatedAt": "2026-12-01T00:00:00Z"}  # fmt: skip
+            self.server.memories.append(memory)
+            return self._send(200, {"id": memory["id"], "status": "queued"})
+        if path == "/v4/search":
+            words = set(str(body.get("q", "")).lower().split())
+            hits = [m for m in self.server.memories if words & set(m["memory"].lower().split())]
+            return self._send(200, {"results": hits, "timing": 1.0, "total": len(hits)})
+        if path == "/v4/profile":
+            return self._send(200, {"profile": {"static": [], "dynamic": []}})
+        if path == "/v4/conversations":
+            return self._send(200, {"id": "c1", "status": "ok"})
+        self._send(404, {"error": f"no endpoint {path}"})
+
+
+def test_supermemory_with_its_sdk_stores_and_recalls_through_its_service(
+    run, home: Path, fake_model_server: FakeModelServer
+) -> None:
+    service = FakeSupermemory()
+    threading.Thread(target=service.serve_forever, daemon=True).start()
+    try:
+        env = {"SUPERMEMORY_API_KEY": "sm-key-0123456789", "SUPERMEMORY_BASE_URL": service.url}
+        server = fake_model_server
+        assert run("config", "set", "memory.provider", "supermemory").returncode == 0
+        server.tool_calls(("supermemory_store", {"content": "Our on-call rotation changes on Mondays"}))
+        server.reply("Saved.")
+        first = run("chat", "-q", "Remember when on-call changes", extra=env)
+        assert first.returncode == 0, first.stderr
+        assert {"supermemory_store", "supermemory_search"} <= tool_names(server.requests[0].body)
+        assert [m["memory"] for m in service.memories] == ["Our on-call rotation changes on Mondays"]
+        assert ("POST", "/v3/documents", "Bearer sm-key-0123456789") in service.calls
+
+        server.tool_calls(("supermemory_search", {"query": "on-call rotation"}))
+        server.reply("Mondays.")
+        second = run("chat", "-q", "When does on-call change?", extra=env)
+        assert second.returncode == 0, second.stderr
+        found = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+        assert "Our on-call rotation changes on Mondays" in found[-1]["content"]
+        assert "sm-key-0123456789" not in first.stderr + second.stderr + second.stdout
+    finally:
+        service.shutdown()
+        service.server_close()
