@@ -442,3 +442,16 @@ def test_supermemory_with_its_sdk_stores_and_recalls_through_its_service(
     finally:
         service.shutdown()
         service.server_close()
+
+
+def test_honcho_configured_without_its_sdk_is_one_line_and_the_chat_runs(run, fake_model_server) -> None:
+    # The case that made `hermes chat` exit 1 while doctor said every plugin loaded.
+    assert run("config", "set", "memory.provider", "honcho").returncode == 0
+    fake_model_server.reply("here")
+    chat = run("chat", "-q", "hello", extra={"HONCHO_API_KEY": "hc-key-0123456789"})
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.strip() == "here"
+    (line,) = [x for x in chat.stderr.splitlines() if x.strip()]
+    assert "memory provider 'honcho' is not available" in line and "pip install honcho-ai" in line
+    assert not tool_names(fake_model_server.requests[-1].body) & set(BUNDLED["honcho"])
+    assert "hc-key-0123456789" not in chat.stderr
