@@ -455,3 +455,13 @@ def test_honcho_configured_without_its_sdk_is_one_line_and_the_chat_runs(run, fa
     assert "memory provider 'honcho' is not available" in line and "pip install honcho-ai" in line
     assert not tool_names(fake_model_server.requests[-1].body) & set(BUNDLED["honcho"])
     assert "hc-key-0123456789" not in chat.stderr
+
+
+def test_an_empty_memory_section_in_config_yaml_is_an_empty_section_not_a_crash(run, home: Path, fake_model_server) -> None:
+    (home / "config.yaml").write_text("memory:\n", encoding="utf-8")  # a level with nothing under it
+    fake_model_server.reply("ok")
+    chat = run("chat", "-q", "hello")
+    assert chat.returncode == 0 and chat.stdout.strip() == "ok", chat.stderr
+    assert "is a section" not in chat.stderr and "Traceback" not in chat.stderr
+    assert run("config", "set", "memory.provider", "holographic").returncode == 0
+    assert "provider: holographic" in (home / "config.yaml").read_text()
