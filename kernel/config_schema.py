@@ -497,6 +497,8 @@ class ConfigSchema:
                 out[name] = spec.check(value, where=where, key=key, hint=hint)
             elif isinstance(value, Mapping):
                 out[name] = self._walk(value, key + ".", where, strict, hint)
+            elif value is None and self.is_section(key):
+                out[name] = {}  # `memory:` with nothing under it: an empty section, as YAML users mean it
             elif self.is_section(key):
                 raise ConfigError(f"{where}{key} is a section; it must be a mapping of {', '.join(self.children(key)[:3])}, ...")
             else:

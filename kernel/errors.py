@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["HermesError", "ConfigError", "PluginNotFoundError", "PluginLoadError"]
+__all__ = ["HermesError", "ConfigError", "PluginNotFoundError", "PluginLoadError", "PluginDependencyError"]
 
 
 class HermesError(Exception):
@@ -43,3 +43,11 @@ class PluginLoadError(HermesError):
     def __init__(self, group: str, name: str, reason: str) -> None:
         self.group, self.name, self.reason = group, name, reason
         super().__init__(f"{group!r} plugin {name!r} failed to load: {reason}")
+
+
+class PluginDependencyError(PluginLoadError):
+    """A plugin's own code is fine but a package it imports is not installed.
+
+    An optional plugin (a memory provider) that raises this is left out with
+    one line, and the agent runs without it.
+    """

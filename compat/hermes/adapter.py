@@ -16,13 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hermes.kernel.errors import PluginLoadError
+from hermes.kernel.errors import PluginDependencyError, PluginLoadError
 from hermes.kernel.home import HermesHome, active_home
 from hermes.kernel.hookspecs import hookimpl
 from hermes.kernel.memory_provider import MemoryProvider
 
 from .loader import GROUP, import_provider, read_manifest
-from .standins import ProviderScope
+from .standins import FeatureUnavailable, ProviderScope
 
 __all__ = ["HermesProviderAdapter", "load_folder_provider"]
 
@@ -73,6 +73,11 @@ class HermesProviderAdapter(MemoryProvider):
                 inner = import_provider(self.folder, self.scope)
             except PluginLoadError:
                 raise
+            except (ImportError, FeatureUnavailable) as exc:  # a package it needs is not installed
+                text = " ".join(str(exc).split())[:300]
+                raise PluginDependencyError(
+                    GROUP, self.folder.name, f"a package it needs is not installed ({type(exc).__name__}: {text})"
+                ) from exc
             except Exception as exc:  # its code failed to import or to construct: one clear line
                 text = " ".join(str(exc).split())[:300]
                 raise PluginLoadError(GROUP, self.folder.name, f"{self.folder}: {type(exc).__name__}: {text}") from exc
@@ -93,7 +98,19 @@ class HermesProviderAdapter(MemoryProvider):
     # --- the plain methods ------------------------------------------------------------
 
     def is_available(self) -> bool:
-        return bool(self._call("is_available"))
+        """The provider's answer; a configured provider whose SDK is missing raises FeatureUnavailable.
+
+        Hermes Agent installs the SDK during ``initialize``; hermes-kernel never
+        does, so the missing package is named here, before the provider's
+        tools are offered to the model.
+        """
+        if not self._call("is_available"):
+            return False
+        folder = getattr(self, "folder", None)
+        if folder is not None:
+            with self.scope.active():
+                self.scope.ensure_if_known(f"memory.{folder.name}")
+        return True
 
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         home = kwargs.get("hermes_home")
@@ -112,6 +129,8 @@ class HermesProviderAdapter(MemoryProvider):
             extra["user_id"] = str(kwargs["user_id"])
             extra["hermes_home"] = str(getattr(home, "tenant_path", self._home_path))
         self._call("initialize", session_id, **extra)
+        if self.scope.unavailable is not None:  # it asked for a package that is not installed
+            raise self.scope.unavailable
 
     def system_prompt_block(self) -> str | None:
         return _text(self._call("system_prompt_block"))
@@ -149,10 +168,32 @@ class HermesProviderAdapter(MemoryProvider):
     def save_config(self, values: dict[str, Any]) -> None:
         self._call("save_config", values, self._home_path)
 
-    def post_setup(self, hermes_home: HermesHome, config: dict[str, Any]) -> None:
-        """Hermes's step after setup saved the values (``post_setup(hermes_home, config)``)."""
+    def own_setup(self, hermes_home: HermesHome) -> bool:
+        """Run the provider's own setup wizard (Hermes's ``post_setup``) instead of the schema's questions.
+
+        False when it has none (the caller walks the schema). The wizard asks
+        and writes by itself, as on Hermes Agent; a wizard cancelled halfway
+        (Ctrl-C, end of input) or failing has every file of the home put back
+        as it was, and raises (KeyboardInterrupt for a cancel).
+        """
+        if not callable(getattr(self.inner, "post_setup", None)):
+            return False
+        from hermes.kernel.config import read_config_file
+
+        from .host.setup import HomeSnapshot
+
         self.scope.use_home(hermes_home)
-        self._call("post_setup", str(hermes_home.path), config)
+        snapshot = HomeSnapshot(hermes_home.path)
+        config = read_config_file(hermes_home.config_path)
+        try:
+            self._call("post_setup", str(hermes_home.path), config)
+        except (KeyboardInterrupt, EOFError):
+            snapshot.restore()
+            raise KeyboardInterrupt from None
+        except BaseException:  # a wizard that fails halfway leaves nothing half-written either
+            snapshot.restore()
+            raise
+        return True
 
     def backup_paths(self) -> list[str]:
         return [str(p) for p in self._call("backup_paths") or []]

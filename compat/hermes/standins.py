@@ -20,6 +20,7 @@ import importlib.metadata as metadata
 import json
 import logging
 import os
+import stat
 import sys
 import threading
 from collections.abc import Iterator
@@ -31,6 +32,10 @@ from typing import Any
 from hermes.kernel.home import HermesHome, atomic_write
 
 from . import memory_provider
+from .host import text as host_text
+from .host.profiles import ProfileInfo, Profiles
+from .host import setup as host_setup
+from .host.runtime import SingletonSlot, get_read_block_error, raise_if_read_blocked, safe_schedule_threadsafe
 
 __all__ = ["FeatureUnavailable", "OWNED_ROOTS", "ProviderScope"]
 
@@ -44,7 +49,11 @@ _FEATURE_PACKAGES = {
     "memory.honcho": ("honcho-ai",),
     "memory.supermemory": ("supermemory",),
     "memory.mem0": ("mem0ai",),
+    "memory.hindsight": ("hindsight-client",),
 }
+
+#: Folders of a home that are not provider data: other profiles' homes and plugin code.
+_NOT_PROVIDER_DATA = frozenset({"profiles", "plugins", "skills"})
 
 _MISSING = object()
 _switch = threading.Condition()
@@ -116,10 +125,21 @@ def is_truthy_value(value: Any, default: bool = False) -> bool:
     return bool(value)
 
 
-def atomic_json_write(path: Any, data: Any, *, indent: int | None = 2, **dump_kwargs: Any) -> None:
-    """Write ``data`` as JSON so readers see the old or the new file, never half of one."""
+def atomic_json_write(
+    path: Any, data: Any, *, indent: int | None = 2, mode: int | None = None, **dump_kwargs: Any
+) -> None:
+    """Write ``data`` as JSON so readers see the old or the new file, never half of one.
+
+    ``mode`` is the file's permission bits (every upstream caller passes one);
+    without it the file is private to the user (0600), as all provider data is.
+    """
     text = json.dumps(data, indent=indent, ensure_ascii=False, **dump_kwargs)
-    atomic_write(Path(path), text + "\n", mode=0o600)
+    atomic_write(Path(path), text + "\n", mode=0o600 if mode is None else mode)
+
+
+def env_var_enabled(name: str, default: str = "") -> bool:
+    """The environment variable ``name`` (or ``default``) is a true value."""
+    return is_truthy_value(os.environ.get(name, default))
 
 
 def atomic_yaml_write(path: Any, data: Any, **dump_kwargs: Any) -> None:
@@ -179,6 +199,7 @@ class ProviderScope:
 
     def __init__(self, home: HermesHome) -> None:
         self.home = home
+        self.unavailable: FeatureUnavailable | None = None
         self._modules = self._build()
         self._saved: dict[str, Any] = {}
         self._depth = 0
@@ -186,6 +207,20 @@ class ProviderScope:
 
     def use_home(self, home: HermesHome) -> None:
         self.home = home
+
+    def ensure_if_known(self, feature: str) -> None:
+        """:meth:`ensure` for a feature whose packages are known; nothing for any other."""
+        if feature in _FEATURE_PACKAGES:
+            self.ensure(feature)
+
+    def ensure(self, feature: str, *args: Any, **kwargs: Any) -> None:
+        """:func:`ensure`, remembering a missing feature: providers often swallow the error and run
+        half-broken, so the adapter asks :attr:`unavailable` after ``initialize`` and leaves them out."""
+        try:
+            ensure(feature, *args, **kwargs)
+        except FeatureUnavailable as exc:
+            self.unavailable = exc
+            raise
 
     # --- what the stand-ins read ------------------------------------------------------
 
@@ -214,17 +249,33 @@ class ProviderScope:
         atomic_yaml_write(self.home.config_path, config)
 
     def _build(self) -> dict[str, ModuleType]:
+        profiles = Profiles(lambda: self.home)
         modules = {
             "agent": _package("agent"),
             "agent.memory_provider": _module(
                 "agent.memory_provider", memory_provider.__doc__ or "",
                 MemoryProvider=memory_provider.MemoryProvider, AGENT_CONTEXTS=memory_provider.AGENT_CONTEXTS,
             ),
+            "agent.memory_manager": _module("agent.memory_manager", "Recall fences.",
+                                            sanitize_context=host_text.sanitize_context),
+            "agent.message_content": _module("agent.message_content", "Message text.",
+                                             flatten_message_text=host_text.flatten_message_text),
+            "agent.skill_commands": _module(
+                "agent.skill_commands", "Skill-invocation turns.",
+                extract_user_instruction_from_skill_message=host_text.extract_user_instruction_from_skill_message,
+            ),
+            "agent.async_utils": _module("agent.async_utils", "Scheduling onto a provider's own loop.",
+                                         safe_schedule_threadsafe=safe_schedule_threadsafe),
+            "agent.file_safety": _module(
+                "agent.file_safety", "Paths a provider must not read for the model.",
+                get_read_block_error=lambda path: get_read_block_error(path, home=self.home.path),
+                raise_if_read_blocked=lambda path: raise_if_read_blocked(path, home=self.home.path),
+            ),
             "tools": _package("tools"),
             "tools.registry": _module("tools.registry", "Tool-result helpers.", tool_error=tool_error,
                                       tool_result=tool_result),
             "tools.lazy_deps": _module("tools.lazy_deps", "Optional dependencies: never installed at run time.",
-                                       ensure=ensure, FeatureUnavailable=FeatureUnavailable),
+                                       ensure=self.ensure, FeatureUnavailable=FeatureUnavailable),
             "hermes_constants": _module(
                 "hermes_constants", "The active profile's home.", get_hermes_home=self.get_hermes_home,
                 display_hermes_home=self.display_hermes_home, get_default_hermes_root=self.get_default_hermes_root,
@@ -236,11 +287,29 @@ class ProviderScope:
                 read_user_config_raw=self.read_user_config_raw, save_config=self.save_config,
                 get_hermes_home=self.get_hermes_home,
             ),
+            "hermes_cli.profiles": _module(
+                "hermes_cli.profiles", "The profiles of the provider's home.", ProfileInfo=ProfileInfo,
+                get_active_profile_name=profiles.get_active_profile_name, list_profiles=profiles.list_profiles,
+                profile_exists=profiles.profile_exists, _get_default_hermes_home=profiles.get_default_hermes_home,
+            ),
+            "hermes_cli.memory_setup": _module(
+                "hermes_cli.memory_setup", "What a provider's own setup wizard asks with.",
+                _CANCELLED=host_setup.CANCELLED, _prompt=host_setup.prompt, _curses_select=host_setup.select,
+                _print_cancelled_setup=host_setup.print_cancelled_setup, _write_env_vars=host_setup.write_env_vars,
+            ),
+            "hermes_cli.secret_prompt": _module("hermes_cli.secret_prompt", "Secret answers.",
+                                                masked_secret_prompt=host_setup.masked_secret_prompt),
+            "hermes_cli.curses_ui": _module("hermes_cli.curses_ui", "Menus.",
+                                            curses_radiolist=host_setup.curses_radiolist),
             "hermes_state": _module("hermes_state", "SQLite helpers.", apply_wal_with_fallback=apply_wal_with_fallback),
             "utils": _module("utils", "File and value helpers.", atomic_json_write=atomic_json_write,
-                             atomic_yaml_write=atomic_yaml_write, is_truthy_value=is_truthy_value),
+                             atomic_yaml_write=atomic_yaml_write, is_truthy_value=is_truthy_value,
+                             env_var_enabled=env_var_enabled),
             "plugins": _package("plugins"),
             "plugins.memory": _package("plugins.memory"),
+            "plugins.plugin_utils": _module("plugins.plugin_utils", "Shared plugin helpers.", SingletonSlot=SingletonSlot),
+            "plugins.memory.query_rewrite": _module("plugins.memory.query_rewrite", "Recall queries.",
+                                                    rewrite_memory_query=host_text.rewrite_memory_query),
         }  # fmt: skip
         for name, module in modules.items():
             parent, _, child = name.rpartition(".")
@@ -272,8 +341,35 @@ class ProviderScope:
                 self._depth -= 1
                 if self._depth == 0:
                     self._swap_out()
+                    self._tighten()
                     _active = None
                     _switch.notify_all()
+
+    def _tighten(self) -> None:
+        """Take group and other permissions off what a provider left in the home (and one level down).
+
+        Providers create their databases and folders with the process umask
+        (SQLite: 0644, and its -wal/-shm files copy the database's mode), yet
+        they hold the user's memories: 0600 files, 0700 folders. Other
+        profiles' homes and plugin code are left alone.
+        """
+        def sweep(folder: Path, depth: int) -> None:
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                return
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if (is_dir or entry.is_file(follow_symlinks=False)) and info.st_mode & 0o077:
+                        os.chmod(entry.path, stat.S_IMODE(info.st_mode) & 0o700)
+                    if is_dir and depth > 0 and entry.name not in _NOT_PROVIDER_DATA:
+                        sweep(Path(entry.path), depth - 1)
+                except OSError:
+                    continue
+
+        sweep(self.home.path, 1)
 
     def _swap_in(self) -> None:
         # Scanning sys.modules costs far more than the call itself; a submodule

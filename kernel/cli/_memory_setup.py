@@ -1,5 +1,10 @@
 """``hermes memory setup NAME``: walk a provider's config schema, then save what was gathered.
 
+A provider with a setup wizard of its own (``own_setup``: a Hermes Agent
+provider's ``post_setup``) runs that instead, unless ``--set`` gives the
+values. A field with ``when: {key: value}`` is asked only when the answers so
+far match.
+
 Every answer is gathered and checked first; only then is anything written:
 secrets to ``.env`` (0600), the other values through the provider's
 ``save_config``, then its ``post_setup`` (if it has one), then
@@ -78,6 +83,8 @@ def _gather(provider_name: str, schema: list[dict[str, Any]], given: dict[str, s
     secrets: dict[str, str] = {}
     settings: dict[str, Any] = {}
     for field in schema:
+        if not _applies(field, settings):
+            continue
         key = field["key"]
         env_name = _env_var(provider_name, field) if field.get("secret") else ""
         current = env.get(env_name) if field.get("secret") else None
@@ -131,12 +138,38 @@ def _provider_step(name: str, step: str, call: Any, state: str) -> None:
         raise HermesError(f"memory provider {name!r}: {step} failed: {type(exc).__name__}: {text}; {state}") from None
 
 
+def _own_setup(name: str, own_setup: Any, home: HermesHome) -> bool:
+    """Run a provider's own wizard; False when it has none. Cancelled or failed: one line, nothing saved."""
+    try:
+        return bool(own_setup(home))
+    except KeyboardInterrupt:
+        raise HermesError(f"setup of memory provider {name!r} was cancelled; nothing was saved") from None
+    except HermesError:
+        raise
+    except Exception as exc:  # the provider's code: one line, never a traceback
+        text = " ".join(str(exc).split())[:300]
+        raise HermesError(
+            f"memory provider {name!r}: its setup failed: {type(exc).__name__}: {text}; nothing was saved"
+        ) from None
+
+
+def _applies(field: dict[str, Any], settings: dict[str, Any]) -> bool:
+    """A field whose ``when`` (``{key: value, ...}``) does not match the answers so far is not asked."""
+    when = field.get("when")
+    if not isinstance(when, dict):
+        return True
+    return all(str(settings.get(k)) == str(v) for k, v in when.items())
+
+
 def run_setup(host: PluginHost, home: HermesHome, name: str, *, given: list[str], activate: bool, as_json: bool = False) -> None:
     """Set up memory provider ``name`` (see the module docstring)."""
     obj = host.driver(MEMORY_GROUP, name)  # unknown names fail here, naming what exists
     provider = obj() if isinstance(obj, type) else obj
     if not getattr(provider, "name", ""):
         provider.name = name
+    own_setup = getattr(provider, "own_setup", None)
+    if callable(own_setup) and not given and not as_json and _own_setup(name, own_setup, home):
+        return  # the provider's own wizard asked and saved everything, instead of the schema's questions
     schema = [f for f in provider.get_config_schema() or [] if isinstance(f, dict) and f.get("key")]
     values = _parse_given(given, schema, name)
     secrets, settings = _gather(name, schema, values, read_dotenv(home.env_path))

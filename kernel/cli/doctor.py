@@ -62,6 +62,7 @@ def doctor(
     else:
         findings += _config_findings(app_state)
         findings += _credential_findings(app_state)
+        findings += _memory_findings(app_state)
     findings += [Finding(f"plugin {p.group}:{p.name}", str(p.error)) for p in plugins if p.error]
     store = [] if config_error else _store_checks(app_state)
     findings += [Finding(f"store {c['name']}", c["detail"]) for c in store if not c["ok"]]
@@ -203,6 +204,31 @@ def _config_findings(app_state: AppState) -> list[Finding]:
     plugin_lines = schema.check_plugins(config.as_dict(), available)
     findings += [Finding("config", text) for text in plugin_lines if text.split(":", 1)[0] not in config.deferred]
     return findings
+
+
+def _memory_findings(app_state: AppState) -> list[Finding]:
+    """The selected memory provider, loaded as ``hermes chat`` loads it: what would be left out, and why.
+
+    The plugin table only compiles a folder provider; importing it and asking
+    ``is_available()`` (no network) is what says whether a chat would use it.
+    """
+    from ..memory import MemoryManager
+
+    name = str(app_state.config.get("memory.provider", "") or "")
+    if not name:
+        return []
+    import logging
+
+    quiet = logging.getLogger("hermes.kernel.memory.manager")
+    before, quiet.disabled = quiet.disabled, True  # the finding below says it once
+    try:
+        manager = MemoryManager.from_config(app_state.host, app_state.config, app_state.home)
+    except HermesError as exc:
+        return [Finding("memory", f"memory.provider {name!r}: {exc}")]
+    finally:
+        quiet.disabled = before
+    return [Finding("memory", f"memory provider {skipped!r} would be left out of chats: {why}; check "
+                    f"`hermes memory setup {skipped}` and its dependencies") for skipped, why in manager.skipped.items()]
 
 
 def _credential_findings(app_state: AppState) -> list[Finding]:

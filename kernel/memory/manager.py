@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
-from ..errors import ConfigError, HermesError, PluginLoadError
+from ..errors import ConfigError, HermesError, PluginDependencyError, PluginLoadError
 from ..hookspecs import hookimpl
 from ..memory_provider import AGENT_CONTEXTS, MemoryProvider
 from ..tools import Tool, ToolContext
@@ -139,12 +139,17 @@ class MemoryManager:
             log.warning("the builtin memory provider is disabled (plugins.disabled); MEMORY.md and USER.md are not used")
         name = _external_name(config.get("memory.provider", ""))
         if name:
-            provider = _instantiate(host.driver(MEMORY_GROUP, name), name)
+            provider: MemoryProvider | None = None
             try:
-                available, why = provider.is_available(), "its is_available() returned False"
-            except Exception as exc:
-                available, why = False, f"its is_available() raised {type(exc).__name__}: {exc}"
-            if available:
+                provider = _instantiate(host.driver(MEMORY_GROUP, name), name)
+            except PluginDependencyError as exc:  # a package it needs is missing: the agent runs without it
+                available, why = False, str(exc)
+            if provider is not None:
+                try:
+                    available, why = provider.is_available(), "its is_available() returned False"
+                except Exception as exc:
+                    available, why = False, f"its is_available() raised {type(exc).__name__}: {exc}"
+            if available and provider is not None:
                 manager.add_provider(provider)
             else:
                 manager.skipped[name] = why

@@ -81,14 +81,14 @@ def test_a_hermes_provider_folder_stores_facts_with_its_tools_and_recalls_them_f
     (row,) = [r for r in json.loads(run("plugin", "list", "--json").stdout) if r["name"] == "factbook"]
     assert (row["group"], row["kind"], row["version"], row["error"]) == ("hermes.memory_providers", "folder", "1.2.0", None)
 
-    # Setup walks the schema: the secret goes to .env (0600), the rest through save_config, then post_setup.
+    # Setup walks the schema (factbook has no wizard of its own): the secret goes to .env (0600), the rest
+    # through save_config.
     setup = run("memory", "setup", "factbook", input="sk-fact-0123\nsometimes\nall\n2\n")
     assert setup.returncode == 0, setup.stderr
     assert "choose one of keyword, all" in setup.stderr  # a wrong choice is asked again, not saved
     assert "FACTBOOK_API_KEY=sk-fact-0123" in (hermes_home / ".env").read_text()
     assert stat.S_IMODE((hermes_home / ".env").stat().st_mode) == 0o600
     assert json.loads((hermes_home / "factbook" / "config.json").read_text()) == {"mode": "all", "max_recall": "2"}
-    assert (hermes_home / "factbook" / "setup-done").is_file()
     assert yaml.safe_load((hermes_home / "config.yaml").read_text())["memory"]["provider"] == "factbook"
     assert "sk-fact-0123" not in setup.stdout + setup.stderr
 

@@ -127,9 +127,6 @@ class FactbookProvider(MemoryProvider):
 
         atomic_json_write(Path(hermes_home) / "factbook" / "config.json", values)
 
-    def post_setup(self, hermes_home, config):
-        (Path(hermes_home) / "factbook" / "setup-done").write_text(sorted(config)[0] if config else "", encoding="utf-8")
-
 
 def register(ctx):
     ctx.register_memory_provider(FactbookProvider())
