@@ -139,7 +139,8 @@ def _register(origin: str, register: Any, manifest: PluginManifest) -> Any:
     """Run ``register(ctx)``; the listener for what it registered."""
     ctx = PluginContext(manifest, _reserved())
     try:
-        register(ctx)
+        with ctx.scope.active():
+            register(ctx)
     except Exception as exc:
         raise PluginLoadError(GROUP, manifest.key, f"register(ctx) raised {_line(exc)}") from exc
     _LOADED[origin] = ctx

@@ -21,6 +21,7 @@ from typing import Any
 from hermes.kernel import Tool, ToolContext, ToolError, active_home
 
 from .hook_map import HERMES_HOOKS, UNSUPPORTED, HookTable
+from .standins import ProviderScope
 
 __all__ = ["PluginContext", "PluginManifest"]
 
@@ -88,6 +89,7 @@ class PluginContext:
     def __init__(self, manifest: PluginManifest, reserved: dict[str, str]) -> None:
         self.manifest = manifest
         self._reserved = reserved
+        self._scope: ProviderScope | None = None
         self.tools: list[Tool] = []
         self.hooks = HookTable()
         self.commands: dict[str, dict[str, Any]] = {}
@@ -113,6 +115,14 @@ class PluginContext:
 
     # --- tools -------------------------------------------------------------------
 
+    @property
+    def scope(self) -> ProviderScope:
+        """The host modules Hermes Agent's plugins import (``hermes_constants``, ``agent.*``, ...),
+        swapped in while ``register(ctx)`` and the plugin's tools run, as for memory providers."""
+        if self._scope is None:
+            self._scope = ProviderScope(active_home())
+        return self._scope
+
     def register_tool(self, name: str, toolset: str, schema: dict[str, Any], handler: Callable[..., Any],
                       check_fn: Callable[[], Any] | None = None, requires_env: list[Any] | None = None,
                       is_async: bool = False, description: str = "", emoji: str = "", override: bool = False,
@@ -131,9 +141,10 @@ class PluginContext:
 
         def run(args: dict[str, Any], context: ToolContext) -> str:
             # Hermes Agent calls handler(args, **kwargs) and awaits an async one itself.
-            result = handler(args, task_id=context.session_id or "")
-            if inspect.iscoroutine(result):
-                result = asyncio.run(result)
+            with self.scope.active():
+                result = handler(args, task_id=context.session_id or "")
+                if inspect.iscoroutine(result):
+                    result = asyncio.run(result)
             return _result_text(result)
 
         spec = schema.get("function", schema) if isinstance(schema, dict) else {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import json
+import re
 import os
 import subprocess
 import sys
@@ -33,12 +34,6 @@ from tests.pypi_plugins import NEEDS_HERMES_AGENT, SAMPLE, Sample, offline_pip_e
 pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
-#: The hermes_agent.plugins loader is another part of issue 29 (compat/hermes/general_plugins.py).
-GENERAL_LOADER = importlib.util.find_spec("hermes.compat.hermes.general_plugins") is not None
-needs_general_loader = pytest.mark.xfail(
-    not GENERAL_LOADER, strict=True,
-    reason="hermes_agent.plugins packages load through compat/hermes/general_plugins.py, not in this tree yet",
-)  # fmt: skip
 KEY = "sk-test-key-0123456789abcdef"
 
 
@@ -182,32 +177,41 @@ def _chat(venv: Venv, server: FakeModelServer, sample: Sample, extra: dict[str, 
 MEMORY = [s for s in SAMPLE if s.kind in ("memory", "folder")]
 
 
+def _only(sample: Sample) -> dict[str, str]:
+    """Load this sample alone: the whole sample shares one environment, and its guard plugins
+    (caspase, agentguard, ...) would otherwise veto the other packages' tools, as they would on
+    Hermes Agent with all of them enabled. A folder counts under its own name."""
+    return {"HERMES_LOAD_PLUGINS": f"{sample.dist},{sample.name}"}
+
+
 @pytest.mark.parametrize("sample", MEMORY, ids=_id)
 def test_memory_provider_from_pypi_in_a_chat(sample: Sample, sample_venv: tuple[Venv, str], hermes_home: Path,
                                              fake_model_server: FakeModelServer) -> None:  # fmt: skip
     venv, _ = sample_venv
+    only = _only(sample)
     if sample.kind == "folder":  # the package's own installer writes the folder, as on Hermes Agent
         shim = subprocess.run([str(venv.bin / sample.dist), "install-shim", "--hermes-home", str(hermes_home)],
                               capture_output=True, text=True, env=venv.env, timeout=120)  # fmt: skip
         assert shim.returncode == 0, shim.stderr
-    assert venv("plugin", "enable", sample.name).returncode == 0
+    assert venv("plugin", "enable", sample.name, extra=only).returncode == 0
     if sample.kind == "memory":  # its own schema's questions, every default taken; it selects the provider
-        setup = venv("memory", "setup", sample.name, input="\n" * 12)
+        setup = venv("memory", "setup", sample.name, input="\n" * 12, extra=only)
         assert setup.returncode == 0 and f"memory provider {sample.name} is set up" in setup.stdout, setup.stderr
     else:
-        assert venv("config", "set", "memory.provider", sample.name).returncode == 0
-    status = json.loads(venv("memory", "status", "--json").stdout)
+        assert venv("config", "set", "memory.provider", sample.name, extra=only).returncode == 0
+    status = json.loads(venv("memory", "status", "--json", extra=only).stdout)
     assert [(p["name"], p["available"]) for p in status["providers"]] == [("builtin", True), (sample.name, True)]
-    tool = _chat(venv, fake_model_server, sample, {})
+    tool = _chat(venv, fake_model_server, sample, only)
     assert sample.expect in tool["content"], tool
 
 
 def test_model_provider_from_pypi_in_a_chat(sample_venv: tuple[Venv, str], fake_model_server: FakeModelServer) -> None:
     venv, _ = sample_venv
-    enabled = venv("plugin", "enable", "apertis")
+    enabled = venv("plugin", "enable", "apertis", extra={"HERMES_LOAD_PLUGINS": "hermes-apertis-provider"})
     assert enabled.returncode == 0, enabled.stderr
     fake_model_server.reply("hello from the fake apertis")
-    env = {"APERTIS_API_KEY": KEY, "APERTIS_BASE_URL": fake_model_server.openai_base_url, "HERMES_MODEL__PROVIDER": "apertis"}
+    env = {"APERTIS_API_KEY": KEY, "APERTIS_BASE_URL": fake_model_server.openai_base_url, "HERMES_MODEL__PROVIDER": "apertis",
+           "HERMES_LOAD_PLUGINS": "hermes-apertis-provider"}  # fmt: skip
     chat = venv("chat", "-q", "hi", extra=env, cwd=Path(os.environ["HERMES_HOME"]).parent)
     assert chat.returncode == 0, chat.stderr
     assert "hello from the fake apertis" in chat.stdout
@@ -217,16 +221,32 @@ def test_model_provider_from_pypi_in_a_chat(sample_venv: tuple[Venv, str], fake_
 
 
 GENERAL = [s for s in SAMPLE if s.kind == "plugin"]
+#: Parts of a plugin that use what hermes-kernel has no slot for: each is one note in `plugin list`,
+#: the rest of the plugin loads (docs/hermes-agent.md, "General plugins").
+KNOWN_GAPS = {
+    "hardproof": ("skill 'orchestrate' kept but not offered", "skill 'verify' kept but not offered", "hook 'pre_verify' has no kernel equivalent"),
+    "hermes-chat-recorder": ("hook 'pre_gateway_dispatch' has no kernel equivalent",),
+    "agentguard-spend-hermes": (
+        "ctx.register_middleware ignored", "hook 'pre_auxiliary_call' is not a Hermes Agent hook",
+        "hook 'post_auxiliary_call' is not a Hermes Agent hook",
+    ),
+}
 
 
-@needs_general_loader
 @pytest.mark.parametrize("sample", GENERAL, ids=_id)
 def test_general_plugin_from_pypi_loads_here(sample: Sample, sample_venv: tuple[Venv, str]) -> None:
     venv, _ = sample_venv
-    enabled = venv("plugin", "enable", sample.name)
+    enabled = venv("plugin", "enable", sample.name, extra=_only(sample))
     assert enabled.returncode == 0, enabled.stderr
-    rows = [r for r in json.loads(venv("plugin", "list", "--json").stdout) if r["name"] == sample.name]
-    assert rows and all(not r["error"] for r in rows), rows
+    listed = venv("plugin", "list", "--json", extra=_only(sample))
+    rows = [r for r in json.loads(listed.stdout) if r["name"] == sample.name]
+    notes = "; ".join(r["error"] or "" for r in rows)
+    assert rows and "PluginLoadError" not in notes, notes  # loaded
+    gaps = KNOWN_GAPS.get(sample.dist, ())
+    assert all(gap in notes for gap in gaps), notes
+    # Nothing else went wrong: no part raised, failed or was refused.
+    assert not re.search(r"raised|failed|Error|not registered|taken", notes), notes
+    assert bool(notes) == bool(gaps), notes
 
 
 # --- the full install path, and its faults ---------------------------------------------------
