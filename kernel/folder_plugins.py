@@ -78,13 +78,13 @@ class FolderEntry:
         """The folder as an ``importlib.metadata.EntryPoint`` (for stevedore); ``load()`` as above."""
         import importlib.metadata as metadata
 
-        folder = self.folder
+        entry = self
 
         class _FolderEntryPoint(metadata.EntryPoint):
             def load(self) -> Any:
-                return _load_folder(folder)
+                return entry.load()
 
-        return _FolderEntryPoint(name=self.name, value=self.value, group=FOLDER_GROUP)
+        return _FolderEntryPoint(name=self.name, value=self.value, group=self.group)
 
     @property
     def distribution(self) -> str:
@@ -168,32 +168,19 @@ def is_general_plugin(folder: Path) -> bool:
     return (folder / "plugin.yaml").is_file() or (folder / "plugin.yml").is_file()
 
 
-class GeneralFolderEntry:
-    """A general plugin folder as a ``hermes.plugins`` entry: loading it runs its ``register(ctx)``."""
+class GeneralFolderEntry(FolderEntry):
+    """A general plugin folder as a ``hermes.plugins`` entry: loading it runs its ``register(ctx)``.
 
-    kind = "folder"
+    Name, distribution and version come from the folder as for a provider folder.
+    """
+
     group = GENERAL_GROUP
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.name = folder.name
-        self.value = str(folder)
 
     def load(self) -> Any:
         """The hook listener built from what the folder's ``register(ctx)`` registered."""
         from hermes.compat.hermes import load_general_folder  # only when a general plugin folder exists
 
         return load_general_folder(self.folder)
-
-    @property
-    def distribution(self) -> str:
-        return self.folder.name
-
-    @functools.cached_property
-    def version(self) -> str:
-        from hermes.compat.hermes import read_manifest
-
-        return str(read_manifest(self.folder).get("version") or "")
 
 
 class AgentEntryPoint:
