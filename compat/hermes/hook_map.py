@@ -11,6 +11,8 @@ into the kernel's (a ``{"action": "block"}`` dict into a :class:`Veto`).
 
 from __future__ import annotations
 
+import contextlib
+
 from collections.abc import Callable
 from typing import Any
 
@@ -60,8 +62,14 @@ _PLATFORM = "cli"
 class HookTable:
     """Callbacks by Hermes hook name, in registration order."""
 
-    def __init__(self) -> None:
+    def __init__(self, scope: Callable[[], Any] | None = None) -> None:
         self.callbacks: dict[str, list[Callable[..., Any]]] = {}
+        # The host modules the callbacks may import (``hermes_constants``, ``agent.*``), swapped in
+        # while they run: ``scope()`` gives a context manager (the plugin's ProviderScope.active).
+        self._scope = scope
+
+    def _active(self) -> Any:
+        return contextlib.nullcontext() if self._scope is None else self._scope()
 
     def add(self, hermes_name: str, callback: Callable[..., Any]) -> None:
         self.callbacks.setdefault(hermes_name, []).append(callback)
@@ -80,7 +88,8 @@ class HookTable:
         error: BaseException | None = None
         for callback in self.callbacks.get(hermes_name, ()):
             try:
-                answer = callback(**_fit(callback, kwargs))
+                with self._active():
+                    answer = callback(**_fit(callback, kwargs))
             except Exception as exc:  # the others still run; the first error is raised below
                 error = error or exc
                 continue
@@ -94,7 +103,8 @@ class HookTable:
         """A transform: each callback's string replaces ``value`` for the next; None when none changed it."""
         changed = False
         for callback in self.callbacks.get(hermes_name, ()):
-            answer = callback(**_fit(callback, {**kwargs, value_key: value}))
+            with self._active():
+                answer = callback(**_fit(callback, {**kwargs, value_key: value}))
             if isinstance(answer, str) and answer:
                 value, changed = answer, True
         return value if changed else None

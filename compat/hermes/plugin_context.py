@@ -91,7 +91,7 @@ class PluginContext:
         self._reserved = reserved
         self._scope: ProviderScope | None = None
         self.tools: list[Tool] = []
-        self.hooks = HookTable()
+        self.hooks = HookTable(scope=lambda: self.scope.active())
         self.commands: dict[str, dict[str, Any]] = {}
         self.cli_commands: dict[str, dict[str, Any]] = {}
         self.skills: dict[str, dict[str, Any]] = {}

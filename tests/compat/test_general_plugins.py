@@ -128,3 +128,40 @@ def test_parts_the_kernel_does_not_take_are_one_line_each_and_the_rest_still_loa
               "ctx.register_image_gen_provider ignored: hermes-kernel has no image generation")
     assert len(notes) == 3 and all(n.startswith(s) for n, s in zip(notes, starts)), notes
     assert len(host.pm.hook.on_session_end.get_hookimpls()) == 1  # its hook still listens
+
+
+def test_register_tools_and_hook_callbacks_import_the_host_modules_for_the_active_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plugins import ``hermes_constants`` inside their code, as Hermes Agent's own do; outside a
+    call the stand-in is gone again, so it never shadows anything for the rest of the process."""
+    import sys
+
+    from hermes.kernel import HermesHome, ToolContext
+
+    home = HermesHome(tmp_path / "root", "work")
+    home.path.mkdir(parents=True)
+    monkeypatch.setattr("hermes.kernel.home._active", home)  # what the CLI records; undone after the test
+    host = _host(tmp_path, {"homey": '''
+        seen = []
+        def where(**kw):
+            from hermes_constants import get_hermes_home
+            seen.append(str(get_hermes_home()))
+        def tool(args, **kw):
+            from hermes_constants import get_hermes_home
+            return str(get_hermes_home())
+        def register(ctx):
+            from hermes_constants import get_hermes_home
+            seen.append(str(get_hermes_home()))
+            ctx.register_hook("post_tool_call", where)
+            ctx.register_tool("where_am_i", "homey", {"name": "where_am_i", "description": "d"}, tool)
+        '''})  # fmt: skip
+    assert not host.load_failures, host.load_failures
+    host.call("after_tool_call", session_id="s", tool_name="x", arguments={}, call_id="c", result="r", error=None,
+              duration_s=0.1)  # fmt: skip
+    [tool] = general_plugins.plugin_tools()
+    assert tool.handler({}, ToolContext(home=home)) == str(home.path)
+    import hermes_plugins.homey as module
+
+    assert module.seen == [str(home.path), str(home.path)]  # at register(ctx), then in the hook
+    assert "hermes_constants" not in sys.modules
